@@ -1,0 +1,88 @@
+/**
+ * `@Task`, `@Tool` and `@NeedsInput`: inert marks that work under TC39 standard decorators and
+ * under `experimentalDecorators`. They record nothing but a mark on the method function;
+ * everything else (schemas, names, the call) is read from source by `mcp-taskgen`.
+ *
+ * Put them above any other decorator on the method: a wrapper applied above would hide the
+ * marked function, and the server would refuse to start with a message saying so.
+ */
+import { addQuestionMark, setMethodMark } from './marks.js';
+import type { NeedsInputOptions, TaskOptions, ToolOptions } from './options.js';
+
+export type { NeedsInputOptions, TaskOptions, ToolOptions } from './options.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: decorators must accept any method signature.
+type AnyMethod = (this: any, ...args: any[]) => any;
+
+/** A method decorator usable in both decorator modes. */
+export interface MethodDecorator {
+  // TC39 standard decorators.
+  // biome-ignore lint/suspicious/noExplicitAny: see AnyMethod.
+  <M extends AnyMethod>(value: M, context: ClassMethodDecoratorContext<any, M>): void;
+  // Legacy `experimentalDecorators`.
+  (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor): void;
+}
+
+function markMethod(apply: (method: Function, name: string) => void): MethodDecorator {
+  return ((first: unknown, second: unknown, third?: PropertyDescriptor) => {
+    // In TC39 mode the second argument is a context object; in legacy mode, the property key.
+    const isStandard = typeof second === 'object' && second !== null && 'kind' in second;
+    if (isStandard) {
+      const context = second as ClassMethodDecoratorContext;
+      if (context.kind !== 'method' || context.static) {
+        throw new TypeError(`@Task, @Tool and @NeedsInput apply to instance methods, not to a ${context.static ? 'static ' : ''}${context.kind}`);
+      }
+      apply(first as Function, String(context.name));
+      return;
+    }
+    const method = third?.value;
+    if (typeof method !== 'function') {
+      throw new TypeError(`@Task, @Tool and @NeedsInput apply to methods; '${String(second)}' is not one`);
+    }
+    apply(method, String(second));
+  }) as MethodDecorator;
+}
+
+/**
+ * Marks an async method as a task tool: clients may run it in the background and poll it.
+ *
+ * @example
+ * ```ts
+ * class Reports {
+ *   /** Builds the quarterly report. *\/
+ *   @Task({ ttlMs: 3_600_000 })
+ *   async buildReport(quarter: string, ctx: TaskContext): Promise<{ url: string }> { ... }
+ * }
+ * ```
+ * @mcpTaskgen task
+ */
+export function Task(options: TaskOptions = {}): MethodDecorator {
+  return markMethod((method) => setMethodMark(method, { kind: 'task', options }));
+}
+
+/**
+ * Marks a method as an ordinary tool that always answers inline and never becomes a task.
+ * @mcpTaskgen tool
+ */
+export function Tool(options: ToolOptions = {}): MethodDecorator {
+  return markMethod((method) => setMethodMark(method, { kind: 'tool', options }));
+}
+
+/**
+ * Declares a question the task may ask while it runs. `Answer` is the type of the answer;
+ * `mcp-taskgen` turns it into the elicitation schema.
+ *
+ * @example
+ * ```ts
+ * @Task()
+ * @NeedsInput<{ approve: boolean }>('approval', { message: 'Deploy to production?' })
+ * async deploy(env: string, ctx: TaskContext) { ... }
+ * ```
+ * @mcpTaskgen needsInput
+ */
+export function NeedsInput<Answer extends object = Record<string, unknown>>(
+  name: string,
+  options: NeedsInputOptions = {},
+): MethodDecorator & { readonly __answer?: Answer } {
+  return markMethod((method) => addQuestionMark(method, name, options));
+}

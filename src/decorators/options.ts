@@ -1,0 +1,34 @@
+/** Options of `@Task`. Every field must be a literal: `mcp-taskgen` reads them from source. */
+export interface TaskOptions {
+  /** Tool name on the wire. Default: the method name in snake_case (`buildReport` → `build_report`). */
+  readonly name?: string;
+  /** Human-readable title shown by clients. */
+  readonly title?: string;
+  /** Overrides the description taken from the method's JSDoc summary. */
+  readonly description?: string;
+  /**
+   * `optional` (default): the client chooses; a plain call runs inline and returns the result.
+   * `required`: the tool only runs as a task (2025-11-25: `-32601` without `task`;
+   * 2026-07-28: `-32021` for clients without the tasks extension).
+   */
+  readonly taskSupport?: 'optional' | 'required';
+  /** Retention from creation, in ms. Capped by the server's `maxTtlMs`. `null` asks for unlimited. */
+  readonly ttlMs?: number | null;
+  /** Suggested delay between client polls, in ms. */
+  readonly pollIntervalMs?: number;
+  /** Upper bound of runs of this tool at once in one worker process. */
+  readonly concurrency?: number;
+}
+
+/** Options of `@Tool`: an ordinary, synchronous tool that never becomes a task. */
+export interface ToolOptions {
+  readonly name?: string;
+  readonly title?: string;
+  readonly description?: string;
+}
+
+/** Options of `@NeedsInput`. The answer's type is the decorator's type argument. */
+export interface NeedsInputOptions {
+  /** The message shown to the person answering. */
+  readonly message?: string;
+}

@@ -1,0 +1,84 @@
+/**
+ * The shape `mcp-taskgen` emits for each decorated method, and the only thing the runtime
+ * knows about user code. Generated modules hold data and one `invoke` arrow per tool; all
+ * behaviour lives in the runtime.
+ */
+import type { z } from 'zod';
+import type { TaskContext } from './context.js';
+
+/** A JSON Schema (draft 2020-12) object, as emitted by the generator. */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+/** How the method's return value becomes a `CallToolResult`. */
+export type ResultShape =
+  /** An object: `structuredContent`, plus its JSON as text content. */
+  | 'structured'
+  /** A string: one text content block. */
+  | 'text'
+  /** `void`: an empty content list. */
+  | 'none'
+  /** Anything else JSON can hold (numbers, arrays, ...): its JSON as text content. */
+  | 'json';
+
+export type TaskSupport = 'forbidden' | 'optional' | 'required';
+
+// biome-ignore lint/suspicious/noExplicitAny: a class of any constructor signature.
+export type AnyClass<T = unknown> = abstract new (...args: any[]) => T;
+
+export interface QuestionDefinition {
+  readonly name: string;
+  readonly message?: string;
+  /** The restricted elicitation schema for the answer. */
+  readonly schema: JsonSchema;
+  readonly answer: z.ZodType;
+}
+
+export interface TaskToolDefinition<Target = unknown, Args = unknown> {
+  /** Tool name on the wire. */
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  /** `forbidden` for `@Tool` methods; `optional` or `required` for `@Task` methods. */
+  readonly taskSupport: TaskSupport;
+  readonly ttlMs?: number | null;
+  readonly pollIntervalMs?: number;
+  readonly concurrency?: number;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  /** Validates and converts `arguments` into what `invoke` takes. */
+  readonly input: z.ZodType<Args>;
+  /** Validates what the method returned, when it returns an object. */
+  readonly output?: z.ZodType;
+  readonly result: ResultShape;
+  readonly questions?: readonly QuestionDefinition[];
+  /** The class that declares the method, and the method's name on its prototype. */
+  readonly target: { readonly class: AnyClass<Target>; readonly method: string };
+  /** Where the method is declared (`src/reports.ts:14:3`), for error messages. */
+  readonly source: string;
+  /** Calls the method with validated arguments. */
+  invoke(target: Target, args: Args, ctx: TaskContext): unknown;
+}
+
+export interface TaskManifest {
+  /** Format version of generated modules; the runtime refuses versions it does not know. */
+  readonly formatVersion: 1;
+  readonly tools: readonly TaskToolDefinition[];
+}
+
+export const MANIFEST_FORMAT_VERSION = 1;
+
+/**
+ * Identity function the generated module calls, so that its output type-checks against
+ * the runtime's contract where it is written rather than where it is used.
+ */
+export function defineTaskManifest(manifest: TaskManifest): TaskManifest {
+  return manifest;
+}
+
+/**
+ * Typed helper for one tool entry: checks `invoke` against the zod input type. Generated code
+ * wraps each entry in it.
+ */
+export function defineTaskTool<Target, Args>(tool: TaskToolDefinition<Target, Args>): TaskToolDefinition {
+  return tool as TaskToolDefinition;
+}

@@ -1,0 +1,155 @@
+/**
+ * The task engine: what the protocol adapters call. It owns policy (ids, TTL, poll interval,
+ * ownership) and leaves storage and execution to a `TaskRuntime`. It knows nothing of the
+ * wire: no SDK types, no JSON-RPC codes.
+ */
+import { randomBytes } from 'node:crypto';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { TaskError, taskNotFound } from './errors.js';
+import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
+import type { TaskListener, TaskRuntime } from './runtime.js';
+import { isTerminal, type TaskRecord } from './task.js';
+
+/** Who is asking. `principal` is `null` when nothing identifies the caller. */
+export interface Caller {
+  readonly principal: string | null;
+}
+
+export interface CreateTaskRequest {
+  readonly tool: string;
+  readonly args: unknown;
+  /** Retention the client asked for (dialect B), if any. */
+  readonly requestedTtlMs?: number | null;
+  readonly toolTtlMs?: number | null;
+  readonly toolPollIntervalMs?: number;
+}
+
+export interface TaskPage {
+  readonly tasks: readonly TaskRecord[];
+  readonly nextCursor?: string;
+}
+
+export interface TaskEngineOptions {
+  readonly runtime: TaskRuntime;
+  readonly policy?: Partial<TaskPolicy>;
+  readonly pageSize?: number;
+  readonly clock?: () => number;
+}
+
+export const CANCELLED_BY_CLIENT = 'cancelled by client';
+
+export class TaskEngine {
+  readonly runtime: TaskRuntime;
+  readonly policy: TaskPolicy;
+  private readonly pageSize: number;
+  private readonly clock: () => number;
+
+  constructor(options: TaskEngineOptions) {
+    this.runtime = options.runtime;
+    this.policy = { ...DEFAULT_TASK_POLICY, ...options.policy };
+    this.pageSize = options.pageSize ?? 50;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  async create(caller: Caller, request: CreateTaskRequest): Promise<TaskRecord> {
+    const now = this.clock();
+    return this.runtime.create({
+      taskId: newTaskId(),
+      owner: caller.principal,
+      tool: request.tool,
+      args: request.args,
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: resolveTtl(request.requestedTtlMs, request.toolTtlMs, this.policy),
+      pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
+    });
+  }
+
+  /** The task if `caller` may see it; a foreign task is "not found", never "forbidden". */
+  async get(caller: Caller, taskId: string): Promise<TaskRecord> {
+    const record = await this.runtime.get(taskId);
+    if (!record || !isVisibleTo(record, caller)) throw taskNotFound(taskId);
+    return record;
+  }
+
+  /**
+   * Cancels a task that is still running. Throws `TASK_TERMINAL` when it already ended, so each
+   * dialect can decide whether that is an error (B) or an idempotent ack (C).
+   */
+  async cancel(caller: Caller, taskId: string): Promise<TaskRecord> {
+    const current = await this.get(caller, taskId);
+    if (isTerminal(current.status)) {
+      throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${current.status}'`);
+    }
+    const after = await this.runtime.cancel(taskId, CANCELLED_BY_CLIENT);
+    if (!after) throw taskNotFound(taskId);
+    if (after.status !== 'cancelled') {
+      // The work finished between our read and the cancel: report what really happened.
+      throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${after.status}'`);
+    }
+    return after;
+  }
+
+  async list(caller: Caller, cursor?: string): Promise<TaskPage> {
+    if (caller.principal === null) {
+      throw new TaskError('LISTING_UNAVAILABLE', 'Listing tasks needs an identified caller');
+    }
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const page = await this.runtime.list(caller.principal, this.pageSize, after);
+    return { tasks: page.records, ...(page.next && { nextCursor: encodeCursor(page.next) }) };
+  }
+
+  /**
+   * Resolves with the task once it is terminal. Driven by runtime events, not by polling, so
+   * a task that takes 5 ms is answered in about 5 ms whatever its poll interval.
+   */
+  async waitForTerminal(caller: Caller, taskId: string, signal?: AbortSignal): Promise<TaskRecord> {
+    return this.waitFor(caller, taskId, (record) => isTerminal(record.status), signal);
+  }
+
+  /** Resolves with the first state of the task (current or future) that satisfies `accept`. */
+  async waitFor(
+    caller: Caller,
+    taskId: string,
+    accept: (record: TaskRecord) => boolean,
+    signal?: AbortSignal,
+  ): Promise<TaskRecord> {
+    signal?.throwIfAborted();
+    return new Promise<TaskRecord>((resolve, reject) => {
+      let settled = false;
+      const finish = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
+        outcome();
+      };
+      const onAbort = () => finish(() => reject(signal?.reason));
+      // Subscribe before reading so a change between the read and the subscription is not lost.
+      const unsubscribe = this.runtime.subscribe(({ record }) => {
+        if (record.taskId === taskId && accept(record)) finish(() => resolve(record));
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.get(caller, taskId).then(
+        (record) => {
+          if (accept(record)) finish(() => resolve(record));
+        },
+        (error: unknown) => finish(() => reject(error)),
+      );
+    });
+  }
+
+  subscribe(listener: TaskListener): () => void {
+    return this.runtime.subscribe(listener);
+  }
+}
+
+export function isVisibleTo(record: TaskRecord, caller: Caller): boolean {
+  return record.owner === null || record.owner === caller.principal;
+}
+
+/** 128 random bits, URL- and Redis-key-safe. */
+export function newTaskId(): string {
+  return randomBytes(16).toString('base64url');
+}

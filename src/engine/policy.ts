@@ -1,0 +1,36 @@
+/** Server-wide limits on retention and polling. Tool options pick values within them. */
+export interface TaskPolicy {
+  /** Retention when neither the client nor the tool asks for one. */
+  readonly defaultTtlMs: number;
+  /** Upper bound on any retention; `null` allows unlimited retention when asked for. */
+  readonly maxTtlMs: number | null;
+  readonly defaultPollIntervalMs: number;
+  /** Lower bound on the suggested poll interval, so no tool invites a polling storm. */
+  readonly minPollIntervalMs: number;
+}
+
+export const DEFAULT_TASK_POLICY: TaskPolicy = {
+  defaultTtlMs: 60 * 60 * 1000,
+  maxTtlMs: 24 * 60 * 60 * 1000,
+  defaultPollIntervalMs: 1000,
+  minPollIntervalMs: 100,
+};
+
+/**
+ * The retention a new task gets. `requested` comes from the client (dialect B's `task.ttl`),
+ * `toolDefault` from `@Task({ ttlMs })`; `null` in either asks for unlimited.
+ */
+export function resolveTtl(
+  requested: number | null | undefined,
+  toolDefault: number | null | undefined,
+  policy: TaskPolicy,
+): number | null {
+  const wanted = requested !== undefined ? requested : toolDefault !== undefined ? toolDefault : policy.defaultTtlMs;
+  if (wanted === null) return policy.maxTtlMs;
+  const positive = Math.max(1, Math.floor(wanted));
+  return policy.maxTtlMs === null ? positive : Math.min(positive, policy.maxTtlMs);
+}
+
+export function resolvePollInterval(toolDefault: number | undefined, policy: TaskPolicy): number {
+  return Math.max(policy.minPollIntervalMs, Math.floor(toolDefault ?? policy.defaultPollIntervalMs));
+}

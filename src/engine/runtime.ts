@@ -1,0 +1,75 @@
+/**
+ * The contract between the engine and a runtime. The memory runtime and the BullMQ runtime
+ * both implement it and both pass `test/contract/runtime-contract.ts`.
+ *
+ * A runtime stores records and runs work; it never decides policy (TTL, owners, ids): the
+ * engine hands it complete records.
+ */
+import type { TaskChange } from './transitions.js';
+import type { NewTaskRecord, TaskOutcome, TaskRecord } from './task.js';
+
+/** Position in an owner's creation-ordered task list. */
+export interface ListPosition {
+  readonly createdAt: number;
+  readonly taskId: string;
+}
+
+export interface ListPage {
+  readonly records: readonly TaskRecord[];
+  /** Where the next page starts; absent on the last page. */
+  readonly next?: ListPosition;
+}
+
+/** A record changed: status, message or outcome. `previous` is absent for creation. */
+export interface TaskEvent {
+  readonly record: TaskRecord;
+  readonly previous?: TaskRecord;
+}
+
+export type TaskListener = (event: TaskEvent) => void;
+
+export interface TaskRuntime {
+  /** A short name for logs (`memory`, `bullmq`). */
+  readonly kind: string;
+  /** Whether tasks survive this process (decides what the start-up log promises). */
+  readonly durable: boolean;
+  /**
+   * Stores the record and schedules its execution. Resolves only once `get` (from any
+   * process sharing the runtime) finds the task: dialect C's durable-create rule.
+   */
+  create(record: NewTaskRecord): Promise<TaskRecord>;
+  /** The record, or `undefined` if unknown or past its TTL. */
+  get(taskId: string): Promise<TaskRecord | undefined>;
+  /** One page of `owner`'s tasks in creation order, starting after `after`. */
+  list(owner: string, limit: number, after?: ListPosition): Promise<ListPage>;
+  /**
+   * Moves a non-terminal task to `cancelled` before resolving and signals its work to stop,
+   * wherever it runs. Returns the record as it is afterwards (unchanged if already terminal).
+   */
+  cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined>;
+  /** Every change to every task of this runtime, as soon as the runtime learns of it. */
+  subscribe(listener: TaskListener): () => void;
+  close(): Promise<void>;
+}
+
+/** Progress a running task reports: the message becomes `statusMessage`. */
+export interface ProgressUpdate {
+  readonly message?: string;
+  readonly progress?: number;
+  readonly total?: number;
+}
+
+export interface ExecutionControl {
+  /** Aborted on cancel or shutdown. */
+  readonly signal: AbortSignal;
+  report(update: ProgressUpdate): void;
+}
+
+/** Runs one task's work; provided by the tool layer so runtimes never see user code. */
+export interface TaskExecutor {
+  execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome>;
+  /** Per-tool limit on concurrent runs in one process, if the tool declares one. */
+  concurrencyOf?(tool: string): number | undefined;
+}
+
+export type { TaskChange };

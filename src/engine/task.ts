@@ -1,0 +1,54 @@
+/**
+ * The task record: one shape for every dialect. Wire projections (B's `ttl`, C's `ttlMs`,
+ * A's `keepAlive`) are computed from it in `src/protocol/`, never stored.
+ */
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}
+
+/** A JSON-RPC error as the original request would have returned it. */
+export interface TaskErrorPayload {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/**
+ * How the work ended. A tool result with `isError: true` is still a `result`: dialect B reports
+ * it as `failed`, C and A as `completed`, so the record keeps the fact, not the verdict.
+ */
+export type TaskOutcome =
+  | { readonly kind: 'result'; readonly result: Readonly<Record<string, unknown>>; readonly isError: boolean }
+  | { readonly kind: 'error'; readonly error: TaskErrorPayload };
+
+export interface TaskRecord {
+  /** At least 128 random bits: without an auth principal the id is the only capability. */
+  readonly taskId: string;
+  /** The principal that owns the task; `null` when nothing identified the caller. */
+  readonly owner: string | null;
+  readonly tool: string;
+  /** The arguments as the client sent them (JSON), validated before the task was created. */
+  readonly args: unknown;
+  readonly status: TaskStatus;
+  readonly statusMessage?: string;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
+  readonly lastUpdatedAt: number;
+  /** Retention measured from `createdAt`; `null` keeps the task until the runtime is cleared. */
+  readonly ttlMs: number | null;
+  readonly pollIntervalMs: number;
+  /** Present once the task is `completed` or `failed`. */
+  readonly outcome?: TaskOutcome;
+}
+
+/** What a runtime needs to store a new task; the engine fills in ids, clocks and policy. */
+export type NewTaskRecord = TaskRecord & { readonly status: 'working' };
+
+export function expiresAt(record: Pick<TaskRecord, 'createdAt' | 'ttlMs'>): number {
+  return record.ttlMs === null ? Number.POSITIVE_INFINITY : record.createdAt + record.ttlMs;
+}

@@ -1,0 +1,66 @@
+/**
+ * The task state machine, as pure functions every runtime writes through. Terminal is sticky:
+ * a method that finishes after its task was cancelled cannot resurrect it.
+ */
+import { TaskError } from './errors.js';
+import { isTerminal, type TaskOutcome, type TaskRecord, type TaskStatus } from './task.js';
+
+const ALLOWED: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  working: ['working', 'input_required', 'completed', 'failed', 'cancelled'],
+  input_required: ['input_required', 'working', 'completed', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+export interface TaskChange {
+  readonly status: TaskStatus;
+  /** `undefined` keeps the current message; `null` clears it. */
+  readonly statusMessage?: string | null;
+  readonly outcome?: TaskOutcome;
+}
+
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return ALLOWED[from].includes(to);
+}
+
+export function applyChange(record: TaskRecord, change: TaskChange, now: number): TaskRecord {
+  if (!canTransition(record.status, change.status)) {
+    throw new TaskError(
+      'TASK_TERMINAL',
+      isTerminal(record.status)
+        ? `Task ${record.taskId} is already ${record.status}; it cannot become ${change.status}`
+        : `Task ${record.taskId} cannot go from ${record.status} to ${change.status}`,
+    );
+  }
+  if ((change.status === 'completed' || change.status === 'failed') && !change.outcome) {
+    throw new TaskError('TASK_TERMINAL', `Task ${record.taskId} cannot become ${change.status} without an outcome`);
+  }
+  const { statusMessage: _previous, ...rest } = record;
+  const statusMessage = change.statusMessage === undefined ? record.statusMessage : (change.statusMessage ?? undefined);
+  return {
+    ...rest,
+    status: change.status,
+    ...(statusMessage !== undefined && { statusMessage }),
+    ...(change.outcome && { outcome: change.outcome }),
+    // Clocks never run backwards even if the wall clock does.
+    lastUpdatedAt: Math.max(now, record.lastUpdatedAt),
+  };
+}
+
+/** The terminal change for an outcome: an error fails the task, any result completes it. */
+export function outcomeChange(outcome: TaskOutcome): TaskChange {
+  if (outcome.kind === 'error') {
+    return { status: 'failed', statusMessage: outcome.error.message, outcome };
+  }
+  return { status: 'completed', statusMessage: outcome.isError ? toolErrorMessage(outcome.result) : null, outcome };
+}
+
+function toolErrorMessage(result: Readonly<Record<string, unknown>>): string {
+  const content = result.content;
+  if (Array.isArray(content)) {
+    const text = content.find((block) => block && typeof block === 'object' && block.type === 'text');
+    if (text && typeof text.text === 'string') return text.text;
+  }
+  return 'The tool reported an error';
+}

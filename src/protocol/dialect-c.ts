@@ -1,0 +1,133 @@
+/**
+ * Dialect C: the `io.modelcontextprotocol/tasks` extension on protocol 2026-07-28. Stateless;
+ * the client declares the extension on every request; flat `resultType: "task"` results;
+ * `tasks/get` inlines the result or error. Spec digest: shared/docs/protocol.md §5.
+ */
+import type { Caller } from '../engine/engine.js';
+import { TaskError } from '../engine/errors.js';
+import { isTerminal, type TaskRecord, type TaskStatus } from '../engine/task.js';
+import { isPlainObject, type Params, requireTaskId } from './params.js';
+import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
+
+export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
+export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
+export interface TaskC {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+}
+
+/** The `DetailedTask` of `tasks/get` and `notifications/tasks`: the task plus what it produced. */
+export type DetailedTaskC = TaskC & {
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+  inputRequests?: Record<string, unknown>;
+};
+
+export function toTaskC(record: TaskRecord): TaskC {
+  return {
+    taskId: record.taskId,
+    status: record.status,
+    ...(record.statusMessage !== undefined && { statusMessage: record.statusMessage }),
+    createdAt: new Date(record.createdAt).toISOString(),
+    lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
+    ttlMs: record.ttlMs,
+    pollIntervalMs: record.pollIntervalMs,
+  };
+}
+
+export function toDetailedTaskC(record: TaskRecord): DetailedTaskC {
+  const task: DetailedTaskC = toTaskC(record);
+  if (record.status === 'completed' && record.outcome?.kind === 'result') task.result = { ...record.outcome.result };
+  if (record.status === 'failed' && record.outcome?.kind === 'error') task.error = { ...record.outcome.error };
+  return task;
+}
+
+export function serverCapabilitiesC(): Record<string, unknown> {
+  return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {} } };
+}
+
+/** Whether this request's `_meta` declares the tasks extension (§5.2: per request, never inferred). */
+export function declaresTasksExtension(clientCapabilities: unknown): boolean {
+  return isPlainObject(clientCapabilities) && isPlainObject(clientCapabilities.extensions)
+    ? clientCapabilities.extensions[TASKS_EXTENSION_ID] !== undefined
+    : false;
+}
+
+export function missingTasksExtension(what: string): RpcError {
+  return new RpcError(
+    ErrorCode.MissingRequiredClientCapability,
+    `Missing required client capability: ${what} needs the ${TASKS_EXTENSION_ID} extension`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
+  );
+}
+
+export interface ModernCallContext extends CallContext {
+  /** Whether the request's client capabilities declare the tasks extension. */
+  readonly tasksExtension: boolean;
+}
+
+export class DialectC {
+  constructor(private readonly calls: ToolCalls) {}
+
+  listTools(): { tools: Record<string, unknown>[] } {
+    return { tools: this.calls.registry.list().map(describeTool) };
+  }
+
+  /**
+   * The server decides: a task tool called by a client that declared the extension becomes a
+   * task; without the extension it runs inline, unless it can only run as a task (`-32021`).
+   * A legacy `params.task` is ignored (§2 rule 1).
+   */
+  async callTool(params: Params, ctx: ModernCallContext): Promise<Record<string, unknown>> {
+    const { tool, args } = this.calls.resolve(params);
+    if (tool.taskSupport === 'required' && !ctx.tasksExtension) throw missingTasksExtension(`tool ${tool.name}`);
+    if (tool.taskSupport === 'forbidden' || !ctx.tasksExtension) return this.calls.runInline(tool, args, ctx);
+    const record = await this.calls.startTask(tool, args, ctx);
+    return { resultType: 'task', ...toTaskC(record) };
+  }
+
+  async getTask(params: Params, ctx: ModernCallContext): Promise<DetailedTaskC & { resultType: 'complete' }> {
+    // The capability gate comes before the lookup, so an unknown id without it is still -32021.
+    if (!ctx.tasksExtension) throw missingTasksExtension('tasks/get');
+    const record = await this.read(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
+    return { resultType: 'complete', ...toDetailedTaskC(record) };
+  }
+
+  /** Cooperative cancel: an empty ack, also for a task that already ended (§5.6). */
+  async cancelTask(params: Params, ctx: ModernCallContext): Promise<{ resultType: 'complete' }> {
+    if (!ctx.tasksExtension) throw missingTasksExtension('tasks/cancel');
+    const taskId = requireTaskId(params);
+    const record = await this.read(() => this.calls.engine.get(ctx.caller, taskId));
+    if (!isTerminal(record.status)) {
+      try {
+        await this.calls.engine.cancel(ctx.caller, taskId);
+      } catch (error) {
+        // It ended between the read and the cancel: still an ack.
+        if (!(error instanceof TaskError && error.code === 'TASK_TERMINAL')) throw toRpcError(error);
+      }
+    }
+    return { resultType: 'complete' };
+  }
+
+  /** Answers to a task's input requests. Acks at once; unknown ids are -32602 (§5.5). */
+  async updateTask(params: Params, ctx: ModernCallContext, _inputResponses: unknown): Promise<{ resultType: 'complete' }> {
+    if (!ctx.tasksExtension) throw missingTasksExtension('tasks/update');
+    await this.read(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
+    return { resultType: 'complete' };
+  }
+
+  private async read(operation: () => Promise<TaskRecord>): Promise<TaskRecord> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw toRpcError(error);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+/** Reading request params defensively: the adapters must not trust the SDK to have checked them. */
+import { ErrorCode, RpcError } from './rpc-error.js';
+
+export type Params = Readonly<Record<string, unknown>> | undefined;
+
+export function requireTaskId(params: Params): string {
+  const taskId = params?.taskId;
+  if (typeof taskId !== 'string' || taskId.length === 0) {
+    throw new RpcError(ErrorCode.InvalidParams, 'params.taskId must be a non-empty string');
+  }
+  return taskId;
+}
+
+export function optionalCursor(params: Params): string | undefined {
+  const cursor = params?.cursor;
+  if (cursor === undefined) return undefined;
+  if (typeof cursor !== 'string') throw new RpcError(ErrorCode.InvalidParams, 'params.cursor must be a string');
+  return cursor;
+}
+
+export function toolName(params: Params): string {
+  const name = params?.name;
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new RpcError(ErrorCode.InvalidParams, 'params.name must be a non-empty string');
+  }
+  return name;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

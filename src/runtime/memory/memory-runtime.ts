@@ -1,0 +1,220 @@
+/**
+ * The in-process runtime: the embedded default when no Redis is configured, and the fastest
+ * one for tests. It passes the same contract suite as the BullMQ runtime; what it cannot give
+ * is durability: tasks end with the process.
+ */
+import type {
+  ExecutionControl,
+  ListPage,
+  ListPosition,
+  TaskExecutor,
+  TaskListener,
+  TaskRuntime,
+} from '../../engine/runtime.js';
+import { expiresAt, isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
+import { applyChange, outcomeChange, type TaskChange } from '../../engine/transitions.js';
+import { internalErrorOutcome } from '../../engine/outcomes.js';
+
+export interface MemoryRuntimeOptions {
+  readonly executor: TaskExecutor;
+  /** Tasks running at once in this process; the rest wait their turn in creation order. */
+  readonly concurrency?: number;
+  readonly clock?: () => number;
+}
+
+interface Running {
+  readonly controller: AbortController;
+  readonly tool: string;
+}
+
+export class MemoryTaskRuntime implements TaskRuntime {
+  readonly kind = 'memory';
+  readonly durable = false;
+
+  private readonly executor: TaskExecutor;
+  private readonly concurrency: number;
+  private readonly clock: () => number;
+  private readonly records = new Map<string, TaskRecord>();
+  /** Task ids per owner, ordered by (createdAt, taskId): the order every runtime lists in. */
+  private readonly owners = new Map<string, string[]>();
+  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly running = new Map<string, Running>();
+  private readonly queue: string[] = [];
+  private readonly listeners = new Set<TaskListener>();
+  private closed = false;
+
+  constructor(options: MemoryRuntimeOptions) {
+    this.executor = options.executor;
+    this.concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  async create(record: NewTaskRecord): Promise<TaskRecord> {
+    if (this.closed) throw new Error('The memory runtime is closed');
+    this.records.set(record.taskId, record);
+    if (record.owner !== null) {
+      const ids = this.owners.get(record.owner) ?? [];
+      // Nearly always an append; walk back only past ids created in the same millisecond.
+      let index = ids.length;
+      while (index > 0 && isAfter(this.records.get(ids[index - 1] as string), record)) index--;
+      ids.splice(index, 0, record.taskId);
+      this.owners.set(record.owner, ids);
+    }
+    this.scheduleExpiry(record);
+    this.emit(record);
+    this.queue.push(record.taskId);
+    // Start work after the creating request has its answer, never inside it.
+    setImmediate(() => this.drain());
+    return record;
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    const record = this.records.get(taskId);
+    if (record && expiresAt(record) <= this.clock()) {
+      this.remove(taskId);
+      return undefined;
+    }
+    return record;
+  }
+
+  async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
+    const ids = this.owners.get(owner) ?? [];
+    const records: TaskRecord[] = [];
+    // Ids are sorted by position, so the page starts at the first one after the cursor.
+    let index = 0;
+    if (after) {
+      while (index < ids.length && !isAfter(this.records.get(ids[index] as string), after)) index++;
+    }
+    for (; index < ids.length && records.length < limit; index++) {
+      const record = await this.get(ids[index] as string);
+      if (record) records.push(record);
+    }
+    const last = records.at(-1);
+    const more = index < ids.length;
+    return { records, ...(more && last && { next: { createdAt: last.createdAt, taskId: last.taskId } }) };
+  }
+
+  async cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined> {
+    const record = await this.get(taskId);
+    if (!record) return undefined;
+    if (isTerminal(record.status)) return record;
+    const cancelled = this.write(record, { status: 'cancelled', statusMessage });
+    const queued = this.queue.indexOf(taskId);
+    if (queued >= 0) this.queue.splice(queued, 1);
+    this.running.get(taskId)?.controller.abort(new Error(statusMessage));
+    return cancelled;
+  }
+
+  subscribe(listener: TaskListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.queue.length = 0;
+    for (const { controller } of this.running.values()) controller.abort(new Error('The server is shutting down'));
+    for (const timer of this.expiryTimers.values()) clearTimeout(timer);
+    this.expiryTimers.clear();
+  }
+
+  private drain(): void {
+    for (let index = 0; index < this.queue.length && this.running.size < this.concurrency; ) {
+      const taskId = this.queue[index] as string;
+      const record = this.records.get(taskId);
+      if (!record || isTerminal(record.status)) {
+        this.queue.splice(index, 1);
+        continue;
+      }
+      if (!this.hasToolSlot(record.tool)) {
+        index++;
+        continue;
+      }
+      this.queue.splice(index, 1);
+      void this.run(record);
+    }
+  }
+
+  private hasToolSlot(tool: string): boolean {
+    const limit = this.executor.concurrencyOf?.(tool);
+    if (limit === undefined) return true;
+    let active = 0;
+    for (const running of this.running.values()) if (running.tool === tool) active++;
+    return active < limit;
+  }
+
+  private async run(record: TaskRecord): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(record.taskId, { controller, tool: record.tool });
+    const control: ExecutionControl = {
+      signal: controller.signal,
+      report: ({ message }) => {
+        const current = this.records.get(record.taskId);
+        if (message === undefined || !current || current.status !== 'working') return;
+        this.write(current, { status: 'working', statusMessage: message });
+      },
+    };
+    let outcome: Awaited<ReturnType<TaskExecutor['execute']>>;
+    try {
+      outcome = await this.executor.execute(record, control);
+    } catch (error) {
+      // Executors report failures as outcomes; a throw here is a bug in the executor itself.
+      outcome = internalErrorOutcome(error);
+    } finally {
+      this.running.delete(record.taskId);
+    }
+    const current = this.records.get(record.taskId);
+    // Cancelled (or expired) meanwhile: terminal is sticky, the late outcome is dropped.
+    if (current && !isTerminal(current.status)) this.write(current, outcomeChange(outcome));
+    this.drain();
+  }
+
+  private write(record: TaskRecord, change: TaskChange): TaskRecord {
+    const next = applyChange(record, change, this.clock());
+    this.records.set(next.taskId, next);
+    this.emit(next, record);
+    return next;
+  }
+
+  private emit(record: TaskRecord, previous?: TaskRecord): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(previous ? { record, previous } : { record });
+      } catch {
+        // A failing listener must not break the runtime or the other listeners.
+      }
+    }
+  }
+
+  private scheduleExpiry(record: TaskRecord): void {
+    if (record.ttlMs === null) return;
+    const delay = Math.max(0, expiresAt(record) - this.clock());
+    // setTimeout caps at 2^31-1 ms; longer TTLs are enforced lazily by `get`.
+    if (delay > 2_147_483_647) return;
+    const timer = setTimeout(() => this.remove(record.taskId), delay);
+    timer.unref();
+    this.expiryTimers.set(record.taskId, timer);
+  }
+
+  private remove(taskId: string): void {
+    const record = this.records.get(taskId);
+    if (!record) return;
+    this.records.delete(taskId);
+    clearTimeout(this.expiryTimers.get(taskId));
+    this.expiryTimers.delete(taskId);
+    this.running.get(taskId)?.controller.abort(new Error('The task expired'));
+    if (record.owner !== null) {
+      const ids = this.owners.get(record.owner);
+      const index = ids?.indexOf(taskId) ?? -1;
+      if (ids && index >= 0) ids.splice(index, 1);
+      if (ids && ids.length === 0) this.owners.delete(record.owner);
+    }
+  }
+}
+
+function isAfter(record: TaskRecord | undefined, position: ListPosition): boolean {
+  if (!record) return false;
+  return (
+    record.createdAt > position.createdAt || (record.createdAt === position.createdAt && record.taskId > position.taskId)
+  );
+}

@@ -1,0 +1,156 @@
+/**
+ * The tools of one app: the generated manifest bound to the instances that run them. It is
+ * the `TaskExecutor` runtimes call, and the place arguments are validated and results shaped,
+ * so every runtime and every dialect behaves the same.
+ */
+import { getMethodMark } from '../decorators/marks.js';
+import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
+import type { TaskOutcome, TaskRecord } from '../engine/task.js';
+import type { TaskContext, TaskProgress } from './context.js';
+import { MANIFEST_FORMAT_VERSION, type TaskManifest, type TaskToolDefinition } from './definition.js';
+import { JsonRpcError, ManifestError } from './errors.js';
+import { childLogger, type Logger, silentLogger } from './logger.js';
+import { errorResult, toCallToolResult } from './result.js';
+
+export interface ToolRegistryOptions {
+  readonly manifest: TaskManifest;
+  /** Instances of the decorated classes; each tool runs on the instance of its class. */
+  readonly instances: readonly object[];
+  readonly logger?: Logger;
+}
+
+/** Arguments that do not match the tool's input schema (JSON-RPC -32602 on the wire). */
+export class InvalidArgumentsError extends Error {
+  override readonly name = 'InvalidArgumentsError';
+}
+
+export class UnknownToolError extends Error {
+  override readonly name = 'UnknownToolError';
+}
+
+export interface InlineRun {
+  readonly signal: AbortSignal;
+  readonly onProgress?: (update: TaskProgress) => void;
+}
+
+export class ToolRegistry implements TaskExecutor {
+  private readonly tools = new Map<string, TaskToolDefinition>();
+  private readonly instances = new Map<TaskToolDefinition, object>();
+  private readonly logger: Logger;
+
+  constructor(options: ToolRegistryOptions) {
+    this.logger = options.logger ?? silentLogger;
+    if (options.manifest.formatVersion !== MANIFEST_FORMAT_VERSION) {
+      throw new ManifestError(
+        `The generated manifest has format ${String(options.manifest.formatVersion)}, this runtime reads format ${MANIFEST_FORMAT_VERSION}: run \`npx mcp-taskgen\` again`,
+      );
+    }
+    for (const tool of options.manifest.tools) {
+      assertStillMarked(tool);
+      if (this.tools.has(tool.name)) throw new ManifestError(`Two tools are named '${tool.name}'`);
+      this.tools.set(tool.name, tool);
+      const instance = options.instances.find((candidate) => candidate instanceof tool.target.class);
+      if (instance) this.instances.set(tool, instance);
+    }
+  }
+
+  list(): readonly TaskToolDefinition[] {
+    return [...this.tools.values()];
+  }
+
+  get(name: string): TaskToolDefinition {
+    const tool = this.tools.get(name);
+    if (!tool) throw new UnknownToolError(`Unknown tool: ${name}`);
+    return tool;
+  }
+
+  /** Validates and converts `args`; throws `InvalidArgumentsError` naming the first bad field. */
+  parseArguments(tool: TaskToolDefinition, args: unknown): unknown {
+    const parsed = tool.input.safeParse(args ?? {});
+    if (parsed.success) return parsed.data;
+    const details = parsed.error.issues
+      .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
+      .join('; ');
+    throw new InvalidArgumentsError(`Invalid arguments for tool ${tool.name}: ${details}`);
+  }
+
+  concurrencyOf(toolName: string): number | undefined {
+    return this.tools.get(toolName)?.concurrency;
+  }
+
+  /** Runs a task's work: the `TaskExecutor` side, called by runtimes. */
+  async execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome> {
+    const tool = this.tools.get(record.tool);
+    if (!tool) {
+      return { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
+    }
+    return this.run(tool, record.args, record.taskId, control.signal, (update) =>
+      control.report(typeof update === 'string' ? { message: update } : update),
+    );
+  }
+
+  /** Runs a tool without a task: the plain `tools/call` path. */
+  async runInline(tool: TaskToolDefinition, args: unknown, run: InlineRun): Promise<TaskOutcome> {
+    return this.run(tool, args, undefined, run.signal, (update) =>
+      run.onProgress?.(typeof update === 'string' ? { message: update } : update),
+    );
+  }
+
+  private async run(
+    tool: TaskToolDefinition,
+    rawArgs: unknown,
+    taskId: string | undefined,
+    signal: AbortSignal,
+    progress: (update: string | TaskProgress) => void,
+  ): Promise<TaskOutcome> {
+    const instance = this.instances.get(tool);
+    if (!instance) {
+      return internal(`No instance of ${tool.target.class.name} was given to this process, so ${tool.name} cannot run here`);
+    }
+    let args: unknown;
+    try {
+      args = this.parseArguments(tool, rawArgs);
+    } catch (error) {
+      return { kind: 'error', error: { code: -32602, message: (error as Error).message } };
+    }
+    const log = childLogger(this.logger, { tool: tool.name, ...(taskId && { taskId }) });
+    const ctx: TaskContext = { taskId, signal, progress, log };
+    try {
+      const value = await tool.invoke(instance, args, ctx);
+      const result = toCallToolResult(tool, value);
+      return { kind: 'result', result, isError: result.isError === true };
+    } catch (error) {
+      if (error instanceof JsonRpcError) {
+        return {
+          kind: 'error',
+          error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
+        };
+      }
+      if (!signal.aborted) log.warn('tool failed', { error: error instanceof Error ? error.message : String(error) });
+      const message = error instanceof Error ? error.message : String(error);
+      const result = errorResult(message || `Tool ${tool.name} failed`);
+      return { kind: 'result', result, isError: true };
+    }
+  }
+}
+
+/**
+ * A manifest entry whose method lost its mark means the source changed (or another decorator
+ * wrapped the method) after `mcp-taskgen` last ran: refuse to serve a stale contract.
+ */
+function assertStillMarked(tool: TaskToolDefinition): void {
+  const method: unknown = (tool.target.class.prototype as Record<string, unknown>)[tool.target.method];
+  const mark = getMethodMark(method);
+  const expected = tool.taskSupport === 'forbidden' ? 'tool' : 'task';
+  if (!mark || mark.kind !== expected) {
+    throw new ManifestError(
+      `${tool.target.class.name}.${tool.target.method} (${tool.source}) is listed as a ${expected} in the generated manifest, ` +
+        `but the method ${mark ? `is marked @${mark.kind === 'task' ? 'Task' : 'Tool'}` : typeof method === 'function' ? 'carries no @Task/@Tool mark' : 'does not exist'}. ` +
+        'Run `npx mcp-taskgen` to regenerate, and keep @Task/@Tool the top-most decorator.',
+    );
+  }
+}
+
+function internal(message: string): TaskOutcome {
+  return { kind: 'error', error: { code: -32603, message } };
+}

@@ -1,0 +1,248 @@
+/**
+ * The contract every `TaskRuntime` passes. Each runtime's test file calls
+ * `describeRuntimeContract` with a factory; the cases below never look inside a runtime.
+ *
+ * The executor here is a small scripted stand-in for user code (tools that finish, fail,
+ * report progress or wait for cancellation); the runtime under test is always the real one.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Caller, TaskEngine } from '../../src/engine/engine.js';
+import type { ExecutionControl, TaskEvent, TaskExecutor, TaskRuntime } from '../../src/engine/runtime.js';
+import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
+
+export interface RuntimeUnderTest {
+  readonly runtime: TaskRuntime;
+  /** Releases everything the factory made (queues, keys, connections). */
+  dispose(): Promise<void>;
+}
+
+export type RuntimeFactory = (executor: TaskExecutor, options: { concurrency: number }) => Promise<RuntimeUnderTest>;
+
+const ALICE: Caller = { principal: 'alice' };
+const BOB: Caller = { principal: 'bob' };
+
+/** Scripted tools: `args.script` says what the "method" does. */
+export class ScriptedExecutor implements TaskExecutor {
+  readonly started: string[] = [];
+  readonly aborted: string[] = [];
+  private readonly releases = new Map<string, () => void>();
+
+  async execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome> {
+    this.started.push(record.taskId);
+    const { script, text = 'done' } = record.args as { script: string; text?: string };
+    control.signal.addEventListener('abort', () => this.aborted.push(record.taskId), { once: true });
+    switch (script) {
+      case 'finish':
+        return ok(text);
+      case 'tool-error':
+        return { kind: 'result', result: { content: [{ type: 'text', text }], isError: true }, isError: true };
+      case 'rpc-error':
+        return { kind: 'error', error: { code: -32603, message: text } };
+      case 'progress-then-wait':
+        control.report({ message: text });
+        await this.until(record.taskId, control.signal);
+        return ok('released');
+      case 'wait':
+        await this.until(record.taskId, control.signal);
+        return ok('released');
+      case 'ignore-cancel':
+        // A method that does not stop when asked and finishes anyway.
+        await new Promise<void>((resolve) => this.releases.set(record.taskId, resolve));
+        return ok('finished after cancel');
+      default:
+        throw new Error(`unknown script ${script}`);
+    }
+  }
+
+  release(taskId: string): void {
+    this.releases.get(taskId)?.();
+  }
+
+  private until(taskId: string, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      this.releases.set(taskId, resolve);
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+}
+
+function ok(text: string): TaskOutcome {
+  return { kind: 'result', result: { content: [{ type: 'text', text }] }, isError: false };
+}
+
+export function describeRuntimeContract(name: string, factory: RuntimeFactory): void {
+  describe(`TaskRuntime contract: ${name}`, () => {
+    let current: RuntimeUnderTest | undefined;
+    let executor: ScriptedExecutor;
+
+    async function setUp(concurrency = 8): Promise<TaskEngine> {
+      executor = new ScriptedExecutor();
+      current = await factory(executor, { concurrency });
+      return new TaskEngine({ runtime: current.runtime, pageSize: 2 });
+    }
+
+    afterEach(async () => {
+      await current?.dispose();
+      current = undefined;
+    });
+
+    it('finds a task right after create returns (durable create)', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      const read = await engine.get(ALICE, created.taskId);
+      expect(read.taskId).toBe(created.taskId);
+      expect(read.status === 'working' || read.status === 'completed').toBe(true);
+      expect(read.createdAt).toBe(created.createdAt);
+      expect(read.ttlMs).toBe(created.ttlMs);
+      executor.release(created.taskId);
+    });
+
+    it('runs the task and stores its result; waiting is event-driven', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish', text: 'hello' } });
+      const done = await engine.waitForTerminal(ALICE, created.taskId);
+      expect(done.status).toBe('completed');
+      expect(done.outcome).toEqual({ kind: 'result', result: { content: [{ type: 'text', text: 'hello' }] }, isError: false });
+      expect(done.lastUpdatedAt).toBeGreaterThanOrEqual(done.createdAt);
+      expect((await engine.get(ALICE, created.taskId)).status).toBe('completed');
+    });
+
+    it('keeps a tool error as a completed result flagged isError', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'tool-error', text: 'bad input' } });
+      const done = await engine.waitForTerminal(ALICE, created.taskId);
+      expect(done.status).toBe('completed');
+      expect(done.outcome).toMatchObject({ kind: 'result', isError: true });
+      expect(done.statusMessage).toBe('bad input');
+    });
+
+    it('fails the task with the JSON-RPC error the work raised', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'rpc-error', text: 'upstream down' } });
+      const done = await engine.waitForTerminal(ALICE, created.taskId);
+      expect(done.status).toBe('failed');
+      expect(done.outcome).toEqual({ kind: 'error', error: { code: -32603, message: 'upstream down' } });
+      expect(done.statusMessage).toBe('upstream down');
+    });
+
+    it('turns progress into statusMessage while the task works', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'progress-then-wait', text: 'step 1 of 3' } });
+      const reported = await engine.waitFor(ALICE, created.taskId, (r) => r.statusMessage === 'step 1 of 3');
+      expect(reported.status).toBe('working');
+      executor.release(created.taskId);
+      expect((await engine.waitForTerminal(ALICE, created.taskId)).status).toBe('completed');
+    });
+
+    it('cancels a running task before answering, aborts its signal, and stays cancelled', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'ignore-cancel' } });
+      await waitUntil(() => executor.started.includes(created.taskId));
+      const cancelled = await engine.cancel(ALICE, created.taskId);
+      expect(cancelled.status).toBe('cancelled');
+      expect((await engine.get(ALICE, created.taskId)).status).toBe('cancelled');
+      await waitUntil(() => executor.aborted.includes(created.taskId));
+      // The method finishes anyway: terminal is sticky.
+      executor.release(created.taskId);
+      await sleep(100);
+      const after = await engine.get(ALICE, created.taskId);
+      expect(after.status).toBe('cancelled');
+      expect(after.outcome).toBeUndefined();
+    });
+
+    it('removes a queued task on cancel without ever running it', async () => {
+      const engine = await setUp(1);
+      const blocker = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      await waitUntil(() => executor.started.includes(blocker.taskId));
+      const queued = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+      expect((await engine.cancel(ALICE, queued.taskId)).status).toBe('cancelled');
+      executor.release(blocker.taskId);
+      await engine.waitForTerminal(ALICE, blocker.taskId);
+      await sleep(100);
+      expect(executor.started).not.toContain(queued.taskId);
+      expect((await engine.get(ALICE, queued.taskId)).status).toBe('cancelled');
+    });
+
+    it('refuses to cancel a task that already ended', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+      await engine.waitForTerminal(ALICE, created.taskId);
+      await expect(engine.cancel(ALICE, created.taskId)).rejects.toMatchObject({ code: 'TASK_TERMINAL' });
+    });
+
+    it('hides a task from other principals as if it did not exist', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      await expect(engine.get(BOB, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+      await expect(engine.cancel(BOB, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+      await expect(engine.get({ principal: null }, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+      expect((await engine.list(BOB)).tasks).toEqual([]);
+      executor.release(created.taskId);
+    });
+
+    it('lets anyone holding the id read a task created without a principal', async () => {
+      const engine = await setUp();
+      const created = await engine.create({ principal: null }, { tool: 't', args: { script: 'finish' } });
+      expect((await engine.get({ principal: null }, created.taskId)).taskId).toBe(created.taskId);
+    });
+
+    it("lists only the owner's tasks, ordered by creation time, each once, with opaque cursors", async () => {
+      const engine = await setUp();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await engine.create(ALICE, { tool: 't', args: { script: 'finish' } })).taskId);
+      await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
+      const seen: TaskRecord[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await engine.list(ALICE, cursor);
+        seen.push(...page.tasks);
+        cursor = page.nextCursor;
+        pages++;
+      } while (cursor !== undefined && pages < 10);
+      expect(seen.map((t) => t.taskId).sort()).toEqual([...ids].sort());
+      expect(seen.map((t) => t.createdAt)).toEqual(seen.map((t) => t.createdAt).sort((a, b) => a - b));
+      expect(pages).toBe(3);
+      await expect(engine.list(ALICE, 'not-a-cursor')).rejects.toMatchObject({ code: 'INVALID_CURSOR' });
+    });
+
+    it('forgets a task once its TTL, measured from creation, has passed', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' }, requestedTtlMs: 300 });
+      expect(created.ttlMs).toBe(300);
+      await engine.waitForTerminal(ALICE, created.taskId);
+      expect((await engine.get(ALICE, created.taskId)).status).toBe('completed');
+      await sleep(created.createdAt + 300 - Date.now() + 150);
+      await expect(engine.get(ALICE, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+      expect((await engine.list(ALICE)).tasks.map((t) => t.taskId)).not.toContain(created.taskId);
+    });
+
+    it('announces creation and every change to subscribers, and stops after unsubscribe', async () => {
+      const engine = await setUp();
+      const events: TaskEvent[] = [];
+      const unsubscribe = engine.subscribe((event) => events.push(event));
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+      await engine.waitForTerminal(ALICE, created.taskId);
+      await waitUntil(() => events.some((e) => e.record.taskId === created.taskId && e.record.status === 'completed'));
+      const mine = events.filter((e) => e.record.taskId === created.taskId).map((e) => e.record.status);
+      expect(mine.at(-1)).toBe('completed');
+      unsubscribe();
+      const count = events.length;
+      await engine.waitForTerminal(ALICE, (await engine.create(ALICE, { tool: 't', args: { script: 'finish' } })).taskId);
+      await sleep(50);
+      expect(events.length).toBe(count);
+    });
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
+
+export async function waitUntil(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}

@@ -1,0 +1,18 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: {
+    // Tests run against the source, as the examples do through the `source` export condition.
+    alias: { 'mcp-task-server': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+  },
+  esbuild: {
+    // Lower TC39 decorators: Node 20 cannot parse them.
+    target: 'node20',
+  },
+  test: {
+    include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'examples/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});

@@ -4,11 +4,20 @@
  * Decorate methods with `@Task`, run `mcp-taskgen` to generate their schemas and glue, then
  * serve them with `createTaskServer()`.
  */
-export { NeedsInput, Task, Tool } from './decorators/index.js';
+
 export type { MethodDecorator, NeedsInputOptions, TaskOptions, ToolOptions } from './decorators/index.js';
+export { NeedsInput, Task, Tool } from './decorators/index.js';
+export type { TaskPolicy } from './engine/policy.js';
+export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
+export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
+export type { PrincipalResolver, PrincipalSource } from './host/principal.js';
+export { defaultPrincipalResolver } from './host/principal.js';
+export type { RunOptions } from './host/run.js';
+export { runTaskServer } from './host/run.js';
+export type { ListeningServer, ListenOptions, TaskServer, TaskServerOptions } from './host/task-server.js';
+export { createTaskServer } from './host/task-server.js';
+export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
 export type { TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
-export type { Integer } from './tools/types.js';
-export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION } from './tools/definition.js';
 export type {
   AnyClass,
   JsonSchema,
@@ -18,3 +27,8 @@ export type {
   TaskSupport,
   TaskToolDefinition,
 } from './tools/definition.js';
+export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION } from './tools/definition.js';
+export { JsonRpcError, ManifestError } from './tools/errors.js';
+export type { Logger } from './tools/logger.js';
+export { createConsoleLogger, silentLogger } from './tools/logger.js';
+export type { Integer } from './tools/types.js';

@@ -5,8 +5,9 @@
  * A runtime stores records and runs work; it never decides policy (TTL, owners, ids): the
  * engine hands it complete records.
  */
-import type { TaskChange } from './transitions.js';
+
 import type { NewTaskRecord, TaskOutcome, TaskRecord } from './task.js';
+import type { TaskChange } from './transitions.js';
 
 /** Position in an owner's creation-ordered task list. */
 export interface ListPosition {

@@ -66,15 +66,24 @@ export class DialectB {
     const task = params?.task;
     const wantsTask = task !== undefined && task !== null;
     if (wantsTask && tool.taskSupport === 'forbidden') {
-      throw new RpcError(ErrorCode.MethodNotFound, `Tool ${tool.name} does not support task-augmented calls (taskSupport: 'forbidden')`);
+      throw new RpcError(
+        ErrorCode.MethodNotFound,
+        `Tool ${tool.name} does not support task-augmented calls (taskSupport: 'forbidden')`,
+      );
     }
     if (!wantsTask && tool.taskSupport === 'required') {
-      throw new RpcError(ErrorCode.MethodNotFound, `Tool ${tool.name} requires a task-augmented call (taskSupport: 'required')`);
+      throw new RpcError(
+        ErrorCode.MethodNotFound,
+        `Tool ${tool.name} requires a task-augmented call (taskSupport: 'required')`,
+      );
     }
     if (!wantsTask) return this.calls.runInline(tool, args, ctx);
     const requestedTtl = isPlainObject(task) ? task.ttl : undefined;
     if (requestedTtl !== undefined && requestedTtl !== null && (typeof requestedTtl !== 'number' || requestedTtl < 0)) {
-      throw new RpcError(ErrorCode.InvalidParams, 'params.task.ttl must be a non-negative number of milliseconds or null');
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        'params.task.ttl must be a non-negative number of milliseconds or null',
+      );
     }
     const record = await this.calls.startTask(tool, args, ctx, requestedTtl as number | null | undefined);
     return { task: toTaskB(record) };

@@ -3,7 +3,6 @@
  * the client declares the extension on every request; flat `resultType: "task"` results;
  * `tasks/get` inlines the result or error. Spec digest: shared/docs/protocol.md §5.
  */
-import type { Caller } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type TaskRecord, type TaskStatus } from '../engine/task.js';
 import { isPlainObject, type Params, requireTaskId } from './params.js';
@@ -117,7 +116,11 @@ export class DialectC {
   }
 
   /** Answers to a task's input requests. Acks at once; unknown ids are -32602 (§5.5). */
-  async updateTask(params: Params, ctx: ModernCallContext, _inputResponses: unknown): Promise<{ resultType: 'complete' }> {
+  async updateTask(
+    params: Params,
+    ctx: ModernCallContext,
+    _inputResponses: unknown,
+  ): Promise<{ resultType: 'complete' }> {
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/update');
     await this.read(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
     return { resultType: 'complete' };

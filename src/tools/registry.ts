@@ -105,7 +105,9 @@ export class ToolRegistry implements TaskExecutor {
   ): Promise<TaskOutcome> {
     const instance = this.instances.get(tool);
     if (!instance) {
-      return internal(`No instance of ${tool.target.class.name} was given to this process, so ${tool.name} cannot run here`);
+      return internal(
+        `No instance of ${tool.target.class.name} was given to this process, so ${tool.name} cannot run here`,
+      );
     }
     let args: unknown;
     try {

@@ -102,7 +102,11 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish', text: 'hello' } });
       const done = await engine.waitForTerminal(ALICE, created.taskId);
       expect(done.status).toBe('completed');
-      expect(done.outcome).toEqual({ kind: 'result', result: { content: [{ type: 'text', text: 'hello' }] }, isError: false });
+      expect(done.outcome).toEqual({
+        kind: 'result',
+        result: { content: [{ type: 'text', text: 'hello' }] },
+        isError: false,
+      });
       expect(done.lastUpdatedAt).toBeGreaterThanOrEqual(done.createdAt);
       expect((await engine.get(ALICE, created.taskId)).status).toBe('completed');
     });
@@ -127,7 +131,10 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
 
     it('turns progress into statusMessage while the task works', async () => {
       const engine = await setUp();
-      const created = await engine.create(ALICE, { tool: 't', args: { script: 'progress-then-wait', text: 'step 1 of 3' } });
+      const created = await engine.create(ALICE, {
+        tool: 't',
+        args: { script: 'progress-then-wait', text: 'step 1 of 3' },
+      });
       const reported = await engine.waitFor(ALICE, created.taskId, (r) => r.statusMessage === 'step 1 of 3');
       expect(reported.status).toBe('working');
       executor.release(created.taskId);
@@ -189,7 +196,8 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
     it("lists only the owner's tasks, ordered by creation time, each once, with opaque cursors", async () => {
       const engine = await setUp();
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await engine.create(ALICE, { tool: 't', args: { script: 'finish' } })).taskId);
+      for (let i = 0; i < 5; i++)
+        ids.push((await engine.create(ALICE, { tool: 't', args: { script: 'finish' } })).taskId);
       await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
       const seen: TaskRecord[] = [];
       let cursor: string | undefined;
@@ -228,7 +236,10 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       expect(mine.at(-1)).toBe('completed');
       unsubscribe();
       const count = events.length;
-      await engine.waitForTerminal(ALICE, (await engine.create(ALICE, { tool: 't', args: { script: 'finish' } })).taskId);
+      await engine.waitForTerminal(
+        ALICE,
+        (await engine.create(ALICE, { tool: 't', args: { script: 'finish' } })).taskId,
+      );
       await sleep(50);
       expect(events.length).toBe(count);
     });

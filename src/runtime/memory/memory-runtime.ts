@@ -3,6 +3,8 @@
  * one for tests. It passes the same contract suite as the BullMQ runtime; what it cannot give
  * is durability: tasks end with the process.
  */
+
+import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type {
   ExecutionControl,
   ListPage,
@@ -13,7 +15,6 @@ import type {
 } from '../../engine/runtime.js';
 import { expiresAt, isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
 import { applyChange, outcomeChange, type TaskChange } from '../../engine/transitions.js';
-import { internalErrorOutcome } from '../../engine/outcomes.js';
 
 export interface MemoryRuntimeOptions {
   readonly executor: TaskExecutor;
@@ -215,6 +216,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
 function isAfter(record: TaskRecord | undefined, position: ListPosition): boolean {
   if (!record) return false;
   return (
-    record.createdAt > position.createdAt || (record.createdAt === position.createdAt && record.taskId > position.taskId)
+    record.createdAt > position.createdAt ||
+    (record.createdAt === position.createdAt && record.taskId > position.taskId)
   );
 }

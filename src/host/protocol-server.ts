@@ -1,0 +1,217 @@
+/**
+ * The SDK `Server` for one serving unit (a 2025 session, a 2026 request, a stdio connection),
+ * wired to the dialect adapters. Each SDK workaround of shared/docs/sdk-hosting.md §3 lives
+ * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
+ */
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type JSONRPCRequest,
+  ProtocolError,
+  type Result,
+  Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { Caller } from '../engine/engine.js';
+import { type DialectB, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
+import {
+  type DialectC,
+  declaresTasksExtension,
+  type ModernCallContext,
+  serverCapabilitiesC,
+} from '../protocol/dialect-c.js';
+import type { Params } from '../protocol/params.js';
+import { RpcError, toRpcError } from '../protocol/rpc-error.js';
+import type { CallContext } from '../protocol/tool-calls.js';
+import type { TaskProgress } from '../tools/context.js';
+import type { Logger } from '../tools/logger.js';
+import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+
+export type Era = 'legacy' | 'modern';
+
+export interface ProtocolServerDeps {
+  readonly dialectB: DialectB;
+  readonly dialectC: DialectC;
+  readonly resolvePrincipal: PrincipalResolver;
+  readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
+  readonly instructions?: string;
+  readonly logger: Logger;
+}
+
+export interface ProtocolServerOptions {
+  readonly era: Era;
+  readonly transport: 'http' | 'stdio';
+  /** Dialect B: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
+  readonly listTasks: boolean;
+  /** Dialect B: called with each task this session creates, to push its status changes. */
+  readonly onTaskCreated?: (taskId: string) => void;
+}
+
+/**
+ * Workaround 1: `Server` re-validates every `tools/call` result as a plain `CallToolResult`,
+ * which rejects B's `{ task }` and adds `content: []` to C's task results. Skipping the wrap
+ * for `tools/call` only keeps the SDK's checks everywhere else. (`fallbackRequestHandler`
+ * would also work but turns every unknown method into an in-band -32601 instead of the
+ * SDK's HTTP 404.) Arguments are validated by the tool registry instead.
+ */
+class TaskProtocolServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    return method === 'tools/call' ? handler : super._wrapHandler(method, handler);
+  }
+}
+
+const TaskIdParams = { params: z.looseObject({ taskId: z.string() }) };
+const CursorParams = { params: z.looseObject({ cursor: z.string().optional() }).optional() };
+
+export function createProtocolServer(deps: ProtocolServerDeps, options: ProtocolServerOptions): Server {
+  // Workaround 5: capabilities per era. A 2025 `initialize` must not show `extensions`, and a
+  // 2026 `server/discover` must not show `tasks` (the SDK strips the latter, not the former).
+  const capabilities =
+    options.era === 'legacy' ? serverCapabilitiesB({ list: options.listTasks }) : serverCapabilitiesC();
+  const server = new TaskProtocolServer(
+    { ...deps.serverInfo },
+    { capabilities, ...(deps.instructions !== undefined && { instructions: deps.instructions }) },
+  );
+
+  const caller = async (ctx: ServerContext): Promise<Caller> => {
+    const authInfo = ctx.http?.authInfo;
+    const headers = ctx.http?.req?.headers;
+    return {
+      principal: await resolvePrincipal(deps.resolvePrincipal, {
+        transport: options.transport,
+        ...(authInfo && { authInfo }),
+        ...(headers && { headers }),
+      }),
+    };
+  };
+  const callContext = async (ctx: ServerContext): Promise<CallContext> => ({
+    caller: await caller(ctx),
+    signal: ctx.mcpReq.signal,
+    onProgress: progressForwarder(ctx),
+  });
+  const modernContext = async (ctx: ServerContext): Promise<ModernCallContext> => ({
+    ...(await callContext(ctx)),
+    tasksExtension: declaresTasksExtension(
+      (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
+    ),
+  });
+  // Handlers answer with plain JSON built by the adapters; the wire tests check the shapes.
+  // (Typed as `never` because the SDK's per-method result types do not know task results.)
+  const handle = <P>(run: (params: P, ctx: ServerContext) => Promise<unknown>): never =>
+    (async (params: P, ctx: ServerContext): Promise<Result> => {
+      try {
+        return (await run(params, ctx)) as Result;
+      } catch (error) {
+        throw asProtocolError(error, deps.logger, ctx.mcpReq.method);
+      }
+    }) as never;
+
+  if (options.era === 'legacy') {
+    const b = deps.dialectB;
+    server.setRequestHandler(
+      'tools/list',
+      handle(async () => b.listTools()),
+    );
+    server.setRequestHandler(
+      'tools/call',
+      handle(async (request: { params?: Params }, ctx) => {
+        const result = await b.callTool(request.params, await callContext(ctx));
+        const task = (result as { task?: { taskId?: string } }).task;
+        if (task?.taskId) options.onTaskCreated?.(task.taskId);
+        return result;
+      }),
+    );
+    // Workaround 2: every tasks/* handler uses the three-argument schema form.
+    server.setRequestHandler(
+      'tasks/get',
+      TaskIdParams,
+      handle(async (params: Params, ctx) => b.getTask(params, await caller(ctx))),
+    );
+    server.setRequestHandler(
+      'tasks/result',
+      TaskIdParams,
+      handle(async (params: Params, ctx) => b.getTaskResult(params, await caller(ctx), ctx.mcpReq.signal)),
+    );
+    server.setRequestHandler(
+      'tasks/cancel',
+      TaskIdParams,
+      handle(async (params: Params, ctx) => b.cancelTask(params, await caller(ctx))),
+    );
+    if (options.listTasks) {
+      server.setRequestHandler(
+        'tasks/list',
+        CursorParams,
+        handle(async (params: Params, ctx) => b.listTasks(params, await caller(ctx))),
+      );
+    }
+  } else {
+    const c = deps.dialectC;
+    server.setRequestHandler(
+      'tools/list',
+      handle(async () => c.listTools()),
+    );
+    server.setRequestHandler(
+      'tools/call',
+      handle(async (request: { params?: Params }, ctx) => c.callTool(request.params, await modernContext(ctx))),
+    );
+    // Workaround 2 again: schema registration is what lets 2026 tasks/get and tasks/cancel
+    // through the SDK's era gate. tasks/result and tasks/list are deliberately not registered:
+    // the SDK answers -32601 for them on 2026, as dialect C requires.
+    server.setRequestHandler(
+      'tasks/get',
+      TaskIdParams,
+      handle(async (params: Params, ctx) => c.getTask(params, await modernContext(ctx))),
+    );
+    server.setRequestHandler(
+      'tasks/cancel',
+      TaskIdParams,
+      handle(async (params: Params, ctx) => c.cancelTask(params, await modernContext(ctx))),
+    );
+    server.setRequestHandler(
+      'tasks/update',
+      TaskIdParams,
+      handle(async (params: Params, ctx) =>
+        // Workaround 3: the SDK lifts `inputResponses` off the params before handlers run.
+        c.updateTask(params, await modernContext(ctx), ctx.mcpReq.inputResponses ?? params?.inputResponses),
+      ),
+    );
+  }
+  return server;
+}
+
+/** Forwards `ctx.progress` of an inline call as `notifications/progress`, when the client asked. */
+function progressForwarder(ctx: ServerContext): ((update: TaskProgress) => void) | undefined {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  let count = 0;
+  return (update) => {
+    count++;
+    void ctx.mcpReq
+      .notify({
+        method: 'notifications/progress',
+        params: {
+          progressToken,
+          progress: update.progress ?? count,
+          ...(update.total !== undefined && { total: update.total }),
+          ...(update.message !== undefined && { message: update.message }),
+        },
+      })
+      .catch(() => {});
+  };
+}
+
+function asProtocolError(error: unknown, logger: Logger, method: string): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  const rpc = error instanceof RpcError ? error : toRpcError(error);
+  if (!(error instanceof RpcError) && rpc.code === -32603) {
+    logger.error(`${method} failed`, {
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
+  }
+  return new ProtocolError(rpc.code, rpc.message, rpc.data);
+}
+
+export { toTaskB };

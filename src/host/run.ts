@@ -1,0 +1,40 @@
+/**
+ * The entry point most apps need: serve over Streamable HTTP (or stdio with `--stdio`), print
+ * where, and shut down cleanly on SIGTERM/SIGINT.
+ */
+import { createTaskServer, type ListenOptions, type TaskServer, type TaskServerOptions } from './task-server.js';
+
+export interface RunOptions extends TaskServerOptions {
+  /** Command-line arguments to read `--stdio` from. Default: `process.argv.slice(2)`. */
+  readonly argv?: readonly string[];
+  readonly listen?: ListenOptions;
+}
+
+export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
+  const server = createTaskServer(options);
+  const argv = options.argv ?? process.argv.slice(2);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${signal} received, shutting down\n`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+
+  if (argv.includes('--stdio')) {
+    server.serveStdio();
+    return server;
+  }
+  const listening = await server.listen(options.listen);
+  // stdout, so scripts can wait for this line.
+  process.stdout.write(`MCP task server listening on ${listening.url}\n`);
+  return server;
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { decodeCursor, encodeCursor } from '../../src/engine/cursor.js';
+import { newTaskId } from '../../src/engine/engine.js';
+import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl } from '../../src/engine/policy.js';
+import type { TaskRecord } from '../../src/engine/task.js';
+import { applyChange, outcomeChange } from '../../src/engine/transitions.js';
+
+const record: TaskRecord = {
+  taskId: 't1',
+  owner: null,
+  tool: 'tool',
+  args: {},
+  status: 'working',
+  createdAt: 1_000,
+  lastUpdatedAt: 1_000,
+  ttlMs: 60_000,
+  pollIntervalMs: 1_000,
+};
+const ok = { kind: 'result', result: { content: [] }, isError: false } as const;
+
+describe('TTL and poll interval policy', () => {
+  const policy = { ...DEFAULT_TASK_POLICY, defaultTtlMs: 10_000, maxTtlMs: 60_000 };
+
+  it('prefers the client, then the tool, then the server default', () => {
+    expect(resolveTtl(5_000, 20_000, policy)).toBe(5_000);
+    expect(resolveTtl(undefined, 20_000, policy)).toBe(20_000);
+    expect(resolveTtl(undefined, undefined, policy)).toBe(10_000);
+  });
+
+  it('caps every request at the server maximum, including a request for unlimited', () => {
+    expect(resolveTtl(10_000_000, undefined, policy)).toBe(60_000);
+    expect(resolveTtl(null, undefined, policy)).toBe(60_000);
+    expect(resolveTtl(null, undefined, { ...policy, maxTtlMs: null })).toBeNull();
+  });
+
+  it('never hands out a zero or fractional TTL', () => {
+    expect(resolveTtl(0, undefined, policy)).toBe(1);
+    expect(resolveTtl(1_500.7, undefined, policy)).toBe(1_500);
+  });
+
+  it('keeps poll intervals above the floor', () => {
+    expect(resolvePollInterval(10, policy)).toBe(DEFAULT_TASK_POLICY.minPollIntervalMs);
+    expect(resolvePollInterval(undefined, policy)).toBe(DEFAULT_TASK_POLICY.defaultPollIntervalMs);
+    expect(resolvePollInterval(2_500, policy)).toBe(2_500);
+  });
+});
+
+describe('state machine', () => {
+  it('moves forward and records the outcome', () => {
+    const done = applyChange(record, outcomeChange(ok), 2_000);
+    expect(done).toMatchObject({ status: 'completed', lastUpdatedAt: 2_000, outcome: ok });
+  });
+
+  it('keeps terminal states sticky', () => {
+    const cancelled = applyChange(record, { status: 'cancelled', statusMessage: 'cancelled by client' }, 2_000);
+    expect(() => applyChange(cancelled, outcomeChange(ok), 3_000)).toThrow(/already cancelled/);
+    expect(() => applyChange(cancelled, { status: 'working' }, 3_000)).toThrow();
+  });
+
+  it('refuses completion without an outcome', () => {
+    expect(() => applyChange(record, { status: 'completed' }, 2_000)).toThrow(/without an outcome/);
+  });
+
+  it('keeps, replaces or clears the status message as asked', () => {
+    const withMessage = applyChange(record, { status: 'working', statusMessage: 'step 1' }, 2_000);
+    expect(applyChange(withMessage, { status: 'input_required' }, 2_001).statusMessage).toBe('step 1');
+    expect(applyChange(withMessage, { status: 'working', statusMessage: null }, 2_001).statusMessage).toBeUndefined();
+  });
+
+  it('never moves lastUpdatedAt backwards', () => {
+    expect(applyChange({ ...record, lastUpdatedAt: 5_000 }, { status: 'working' }, 4_000).lastUpdatedAt).toBe(5_000);
+  });
+
+  it('takes a failed task message from the JSON-RPC error, and a tool error message from its text', () => {
+    const failed = outcomeChange({ kind: 'error', error: { code: -32603, message: 'boom' } });
+    expect(failed).toMatchObject({ status: 'failed', statusMessage: 'boom' });
+    const toolError = outcomeChange({
+      kind: 'result',
+      result: { content: [{ type: 'text', text: 'bad input' }], isError: true },
+      isError: true,
+    });
+    expect(toolError).toMatchObject({ status: 'completed', statusMessage: 'bad input' });
+  });
+});
+
+describe('cursors and ids', () => {
+  it('round-trips a position and rejects anything else with INVALID_CURSOR', () => {
+    const position = { createdAt: 1_700_000_000_000, taskId: 'abc_-1' };
+    expect(decodeCursor(encodeCursor(position))).toEqual(position);
+    for (const bad of ['', 'xyz', Buffer.from('[2,1,"a"]').toString('base64url'), Buffer.from('{}').toString('base64url')]) {
+      expect(() => decodeCursor(bad)).toThrow(expect.objectContaining({ code: 'INVALID_CURSOR' }));
+    }
+  });
+
+  it('mints 128-bit, URL- and Redis-key-safe task ids', () => {
+    const ids = new Set(Array.from({ length: 1000 }, newTaskId));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+});

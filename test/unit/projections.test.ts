@@ -1,0 +1,73 @@
+/** Wire projections of one engine record (protocol.md §1: one record, several dialects). */
+import { describe, expect, it } from 'vitest';
+import type { TaskRecord } from '../../src/engine/task.js';
+import { statusB, toTaskB } from '../../src/protocol/dialect-b.js';
+import { declaresTasksExtension, toDetailedTaskC, toTaskC } from '../../src/protocol/dialect-c.js';
+
+const base: TaskRecord = {
+  taskId: 't1',
+  owner: null,
+  tool: 'tool',
+  args: {},
+  status: 'working',
+  statusMessage: 'queued',
+  createdAt: Date.UTC(2026, 0, 1),
+  lastUpdatedAt: Date.UTC(2026, 0, 1, 0, 0, 5),
+  ttlMs: 60_000,
+  pollIntervalMs: 500,
+};
+const toolError: TaskRecord = {
+  ...base,
+  status: 'completed',
+  outcome: { kind: 'result', result: { content: [{ type: 'text', text: 'no' }], isError: true }, isError: true },
+};
+
+describe('dialect B projection', () => {
+  it('uses ttl and pollInterval with ISO timestamps', () => {
+    expect(toTaskB(base)).toEqual({
+      taskId: 't1',
+      status: 'working',
+      statusMessage: 'queued',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      lastUpdatedAt: '2026-01-01T00:00:05.000Z',
+      ttl: 60_000,
+      pollInterval: 500,
+    });
+  });
+
+  it('reports a tool error as failed (§4.4)', () => {
+    expect(statusB(toolError)).toBe('failed');
+    expect(toTaskB(toolError).status).toBe('failed');
+  });
+});
+
+describe('dialect C projection', () => {
+  it('uses ttlMs and pollIntervalMs and never the B names', () => {
+    const task = toTaskC(base) as unknown as Record<string, unknown>;
+    expect(task).toMatchObject({ ttlMs: 60_000, pollIntervalMs: 500 });
+    expect('ttl' in task || 'pollInterval' in task).toBe(false);
+  });
+
+  it('keeps a tool error completed and inlines the result (§5.4)', () => {
+    expect(toDetailedTaskC(toolError)).toMatchObject({ status: 'completed', result: { isError: true } });
+  });
+
+  it('inlines nothing while the task works, and only the error when it failed', () => {
+    const working = toDetailedTaskC(base);
+    expect('result' in working || 'error' in working || 'inputRequests' in working).toBe(false);
+    const failed = toDetailedTaskC({
+      ...base,
+      status: 'failed',
+      outcome: { kind: 'error', error: { code: -32603, message: 'boom' } },
+    });
+    expect(failed.error).toEqual({ code: -32603, message: 'boom' });
+    expect('result' in failed).toBe(false);
+  });
+
+  it('reads the extension from per-request client capabilities only', () => {
+    expect(declaresTasksExtension({ extensions: { 'io.modelcontextprotocol/tasks': {} } })).toBe(true);
+    expect(declaresTasksExtension({ extensions: {} })).toBe(false);
+    expect(declaresTasksExtension({ tasks: {} })).toBe(false);
+    expect(declaresTasksExtension(undefined)).toBe(false);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * Diagnostics as data: every stage appends to a list instead of throwing, so one run reports
+ * every problem. Codes are stable (`MTGnnnn`); tests and users may match on them.
+ *
+ * 1xxx: a type that cannot be expressed as a schema. 2xxx: a method or class the generator
+ * cannot call. 3xxx: decorator arguments. 9xxx: the project itself.
+ */
+
+export const DiagnosticCode = {
+  UnsupportedType: 'MTG1001',
+  FunctionType: 'MTG1002',
+  UnsupportedUnion: 'MTG1003',
+  UnsupportedIntersection: 'MTG1004',
+  NonPlainObject: 'MTG1005',
+  RecursiveType: 'MTG1006',
+  GenericType: 'MTG1007',
+  IndexSignature: 'MTG1008',
+  TupleType: 'MTG1009',
+  InvalidJsDocTag: 'MTG1010',
+  UnresolvedType: 'MTG1011',
+  TaskNotAsync: 'MTG2001',
+  ClassNotExported: 'MTG2002',
+  MethodNotEligible: 'MTG2003',
+  ContextNotLast: 'MTG2004',
+  UnnamedParameter: 'MTG2005',
+  MisplacedDecorator: 'MTG2006',
+  ConflictingDecorators: 'MTG2007',
+  UnresolvedDecorator: 'MTG2008',
+  NotStaticLiteral: 'MTG3001',
+  InvalidOption: 'MTG3002',
+  InvalidToolName: 'MTG3003',
+  DuplicateToolName: 'MTG3004',
+  InvalidQuestion: 'MTG3005',
+  ProjectLoadFailed: 'MTG9001',
+} as const;
+
+export type DiagnosticCode = (typeof DiagnosticCode)[keyof typeof DiagnosticCode];
+
+export interface SourceLocation {
+  /** Absolute path as the project sees it; formatters make it relative for display. */
+  readonly file: string;
+  /** 1-based. */
+  readonly line: number;
+  /** 1-based. */
+  readonly column: number;
+  readonly endLine: number;
+  readonly endColumn: number;
+  /** Source lines `line..min(endLine, line + 2)`, captured so formatting needs no file access. */
+  readonly lines: readonly string[];
+}
+
+export interface Diagnostic {
+  readonly code: DiagnosticCode;
+  readonly severity: 'error';
+  readonly message: string;
+  /** What to do about it, in one sentence. */
+  readonly hint?: string;
+  readonly location?: SourceLocation;
+}
+
+export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((diagnostic) => diagnostic.severity === 'error');
+}
+
+/** Source order, so output does not depend on the order files were visited in. */
+export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  return [...diagnostics].sort((a, b) => {
+    const fileA = a.location?.file ?? '';
+    const fileB = b.location?.file ?? '';
+    if (fileA !== fileB) return fileA < fileB ? -1 : 1;
+    const lineDelta = (a.location?.line ?? 0) - (b.location?.line ?? 0);
+    if (lineDelta !== 0) return lineDelta;
+    const columnDelta = (a.location?.column ?? 0) - (b.location?.column ?? 0);
+    if (columnDelta !== 0) return columnDelta;
+    return a.code < b.code ? -1 : a.code > b.code ? 1 : 0;
+  });
+}

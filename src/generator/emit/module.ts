@@ -1,0 +1,185 @@
+/**
+ * Stage 3: `ManifestIR` → the generated module's text. Data and wiring only: schemas, the
+ * manifest entries and one `invoke` arrow per tool; behaviour stays in the runtime.
+ */
+import path from 'node:path';
+import { generatedHeader } from '../header.js';
+import type { CallArgumentIR, ManifestIR, QuestionIR, ToolIR, TypeIR } from '../ir.js';
+import { compareStrings } from '../naming.js';
+import { questionSchema, toolInputSchema, toolOutputSchema } from './json-schema.js';
+import { allocateNames, type ModuleNames } from './names.js';
+import { arrow, type Code, call, object, printConst, propertyAccess, raw, stringLiteral, value } from './printer.js';
+import { zodObject, zodType } from './zod.js';
+
+export interface ModuleOptions {
+  /** The tsconfig directory, which module paths in the IR are relative to (absolute). */
+  readonly projectDir: string;
+  /** Where the module will be written (absolute). */
+  readonly outFile: string;
+}
+
+/** The package the generated module imports its helpers from. */
+export const RUNTIME_PACKAGE = 'mcp-task-server';
+
+export function emitTaskModule(ir: ManifestIR, options: ModuleOptions): string {
+  const names = allocateNames(ir);
+  const sections: string[][] = [
+    generatedHeader(ir.sourceFiles),
+    importLines(ir, names, options),
+    ...namedSchemaOrder(ir).map((typeName) => [
+      printConst(
+        names.namedSchema(typeName),
+        zodType(ir.types[typeName]?.type ?? missing(typeName), names.namedSchema),
+      ),
+    ]),
+    ...ir.tools.map((tool) => toolSchemaConsts(tool, names)),
+    [printConst('taskManifest', manifest(ir, names))],
+  ];
+  return `${sections
+    .filter((lines) => lines.length > 0)
+    .map((lines) => lines.join('\n'))
+    .join('\n\n')}\n`;
+}
+
+/**
+ * Import specifier of `module` (relative to `projectDir`) as seen from `fromFile`. Absolute paths
+ * go in, only the relative specifier comes out, so the output is the same on every machine.
+ */
+export function relativeImport(projectDir: string, fromFile: string, module: string): string {
+  const from = toPosix(path.dirname(fromFile));
+  const target = path.posix.join(toPosix(projectDir), module);
+  const relative = path.posix.relative(from, target);
+  const specifier = relative.startsWith('.') ? relative : `./${relative}`;
+  return specifier.replace(/\.(m|c)?tsx?$/, (_match, flavour: string | undefined) => `.${flavour ?? ''}js`);
+}
+
+function toPosix(filePath: string): string {
+  return filePath.split(path.sep).join('/');
+}
+
+function importLines(ir: ManifestIR, names: ModuleNames, options: ModuleOptions): string[] {
+  const lines = [
+    `import { defineTaskManifest, defineTaskTool } from '${RUNTIME_PACKAGE}';`,
+    "import { z } from 'zod';",
+  ];
+  const bySpecifier = new Map<string, Set<string>>();
+  for (const { target } of ir.tools) {
+    const specifier = relativeImport(options.projectDir, options.outFile, target.module);
+    const binding = names.classBinding(target);
+    const clause = binding === target.exportName ? binding : `${target.exportName} as ${binding}`;
+    bySpecifier.set(specifier, (bySpecifier.get(specifier) ?? new Set()).add(clause));
+  }
+  for (const specifier of [...bySpecifier.keys()].sort(compareStrings)) {
+    const clauses = [...(bySpecifier.get(specifier) ?? [])].sort(compareStrings);
+    lines.push(`import { ${clauses.join(', ')} } from ${stringLiteral(specifier)};`);
+  }
+  return lines;
+}
+
+/** Dependencies before dependents (a `const` cannot be used before it is declared), ties by name. */
+function namedSchemaOrder(ir: ManifestIR): string[] {
+  const order: string[] = [];
+  const visited = new Set<string>();
+  const visit = (typeName: string): void => {
+    if (visited.has(typeName)) return;
+    visited.add(typeName);
+    for (const dependency of referencedNames(ir.types[typeName]?.type ?? missing(typeName))) visit(dependency);
+    order.push(typeName);
+  };
+  for (const typeName of Object.keys(ir.types).sort(compareStrings)) visit(typeName);
+  return order;
+}
+
+function referencedNames(type: TypeIR): string[] {
+  switch (type.kind) {
+    case 'ref':
+      return [type.name];
+    case 'array':
+      return referencedNames(type.items);
+    case 'object':
+      return type.properties.flatMap((property) => referencedNames(property.type));
+    default:
+      return [];
+  }
+}
+
+function toolSchemaConsts(tool: ToolIR, names: ModuleNames): string[] {
+  const consts = [printConst(names.toolInput(tool.name), zodType(tool.input, names.namedSchema))];
+  if (tool.output.result === 'structured')
+    consts.push(printConst(names.toolOutput(tool.name), zodType(tool.output.type, names.namedSchema)));
+  return [consts.join('\n\n')];
+}
+
+function manifest(ir: ManifestIR, names: ModuleNames): Code {
+  return call('defineTaskManifest', [
+    object([
+      ['formatVersion', value(1)],
+      ['tools', { kind: 'array', items: ir.tools.map((tool) => toolEntry(tool, ir, names)) }],
+    ]),
+  ]);
+}
+
+function toolEntry(tool: ToolIR, ir: ManifestIR, names: ModuleNames): Code {
+  const classBinding = names.classBinding(tool.target);
+  const inputName = names.toolInput(tool.name);
+  const outputSchema = toolOutputSchema(tool, ir);
+  const entries: [string, Code][] = [['name', value(tool.name)]];
+  if (tool.title !== undefined) entries.push(['title', value(tool.title)]);
+  if (tool.description !== undefined) entries.push(['description', value(tool.description)]);
+  entries.push(['taskSupport', value(tool.taskSupport)]);
+  if (tool.ttlMs !== undefined) entries.push(['ttlMs', value(tool.ttlMs)]);
+  if (tool.pollIntervalMs !== undefined) entries.push(['pollIntervalMs', value(tool.pollIntervalMs)]);
+  if (tool.concurrency !== undefined) entries.push(['concurrency', value(tool.concurrency)]);
+  entries.push(['inputSchema', value(toolInputSchema(tool, ir))]);
+  if (outputSchema) entries.push(['outputSchema', value(outputSchema)]);
+  entries.push(['input', raw(inputName)]);
+  if (tool.output.result === 'structured') entries.push(['output', raw(names.toolOutput(tool.name))]);
+  entries.push(['result', value(tool.output.result)]);
+  if (tool.questions.length > 0)
+    entries.push([
+      'questions',
+      { kind: 'array', items: tool.questions.map((question) => questionEntry(question, names)) },
+    ]);
+  entries.push([
+    'target',
+    object([
+      ['class', raw(classBinding)],
+      ['method', value(tool.target.method)],
+    ]),
+  ]);
+  entries.push(['source', value(tool.source)]);
+  entries.push(['invoke', invoke(tool)]);
+  return call('defineTaskTool', [object(entries)], `${classBinding}, z.output<typeof ${inputName}>`);
+}
+
+function questionEntry(question: QuestionIR, names: ModuleNames): Code {
+  const entries: [string, Code][] = [['name', value(question.name)]];
+  if (question.message !== undefined) entries.push(['message', value(question.message)]);
+  entries.push(['schema', value(questionSchema(question))]);
+  entries.push(['answer', zodObject(question.answer, names.namedSchema)]);
+  return object(entries);
+}
+
+/** `(target, args, ctx) => target.method(args.a, ctx)`; unused parameters get a `_` prefix. */
+function invoke(tool: ToolIR): Code {
+  const usesArgs = tool.call.some((argument) => argument.kind !== 'context');
+  const usesContext = tool.call.some((argument) => argument.kind === 'context');
+  const params = ['target', usesArgs ? 'args' : '_args', usesContext ? 'ctx' : '_ctx'];
+  const callArguments = tool.call.map(callArgument).join(', ');
+  return arrow(params, raw(`${propertyAccess('target', tool.target.method)}(${callArguments})`));
+}
+
+function callArgument(argument: CallArgumentIR): string {
+  switch (argument.kind) {
+    case 'property':
+      return propertyAccess('args', argument.name);
+    case 'input':
+      return 'args';
+    case 'context':
+      return 'ctx';
+  }
+}
+
+function missing(typeName: string): never {
+  throw new Error(`mcp-taskgen internal error: type '${typeName}' is referenced but not defined`);
+}

@@ -1,0 +1,575 @@
+/**
+ * One decorated method → one `ToolIR`: options from the decorator's literal argument, the input
+ * schema from the parameters, the result shape from the awaited return type, questions from
+ * `@NeedsInput`. Reports every problem it finds on the method before giving up on it.
+ */
+import {
+  type CallExpression,
+  type ClassDeclaration,
+  type Decorator,
+  type MethodDeclaration,
+  Node,
+  type ParameterDeclaration,
+  SyntaxKind,
+  type Type,
+} from 'ts-morph';
+import { DiagnosticCode } from '../diagnostics.js';
+import type {
+  CallArgumentIR,
+  JsonValue,
+  ObjectTypeIR,
+  OutputIR,
+  PropertyIR,
+  QuestionIR,
+  RefTypeIR,
+  TaskSupportIR,
+  ToolIR,
+  TypeIR,
+} from '../ir.js';
+import { toSnakeCase } from '../naming.js';
+import { hasJsDocTag, jsDocDescription, parameterDescription } from './jsdoc.js';
+import { evaluateLiteral, staticPropertyName } from './literals.js';
+import { type DiagnosticSink, relativeModulePath, sourceReference } from './report.js';
+import type { TaskgenTags } from './taskgen-tags.js';
+import type { TypeReader } from './types.js';
+
+export interface DecoratedMethod {
+  readonly method: MethodDeclaration;
+  readonly kind: 'task' | 'tool';
+  readonly decorator: Decorator;
+  /** `@NeedsInput` decorators, top to bottom. */
+  readonly questions: readonly Decorator[];
+}
+
+export interface ReadTool {
+  readonly tool: ToolIR;
+  /** Where a duplicate name should be reported: the `name` option, or the method name. */
+  readonly nameNode: Node;
+}
+
+/** MCP tool names: 1–128 characters of letters, digits, `_`, `-` and `.`. */
+const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+
+type OptionKind = 'string' | 'taskSupport' | 'ttl' | 'duration' | 'positiveInteger';
+
+const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
+  name: 'string',
+  title: 'string',
+  description: 'string',
+  taskSupport: 'taskSupport',
+  ttlMs: 'ttl',
+  pollIntervalMs: 'duration',
+  concurrency: 'positiveInteger',
+};
+
+const TOOL_OPTIONS: Readonly<Record<string, OptionKind>> = { name: 'string', title: 'string', description: 'string' };
+
+const ELICITATION_KINDS: ReadonlySet<TypeIR['kind']> = new Set(['string', 'number', 'integer', 'boolean', 'enum']);
+
+interface ParsedOptions {
+  readonly values: { readonly [key: string]: JsonValue };
+  readonly nodes: { readonly [key: string]: Node };
+}
+
+export class MethodReader {
+  constructor(
+    private readonly sink: DiagnosticSink,
+    private readonly tags: TaskgenTags,
+    private readonly types: TypeReader,
+    private readonly rootDir: string,
+  ) {}
+
+  read(decorated: DecoratedMethod): ReadTool | undefined {
+    const { method, kind } = decorated;
+    const owner = method.getParentIfKind(SyntaxKind.ClassDeclaration);
+    if (!owner) return undefined;
+    const label = `${owner.getName() ?? '(anonymous class)'}.${method.getName()}`;
+    const exportName = this.exportNameOf(owner);
+    const eligible = this.checkEligible(method, label);
+    const options = this.readOptions(decorated.decorator, kind === 'task' ? TASK_OPTIONS : TOOL_OPTIONS);
+    const parameters = this.readParameters(method, label);
+    const output = this.readOutput(method, kind, label);
+    const questions = this.readQuestions(decorated.questions, label);
+    if (!exportName || !eligible || !options || !parameters || !output || !questions) return undefined;
+
+    const nameOption = options.values.name;
+    const name = typeof nameOption === 'string' ? nameOption : toSnakeCase(method.getName());
+    const nameNode = options.nodes.name ?? method.getNameNode();
+    if (!TOOL_NAME_PATTERN.test(name)) {
+      this.sink.error(
+        DiagnosticCode.InvalidToolName,
+        nameNode,
+        `${label}: tool name '${name}' is not a valid MCP tool name`,
+        'Use 1–128 letters, digits, `_`, `-` or `.`.',
+      );
+      return undefined;
+    }
+    const description =
+      typeof options.values.description === 'string' ? options.values.description : jsDocDescription(method);
+    const taskSupport: TaskSupportIR =
+      kind === 'tool' ? 'forbidden' : options.values.taskSupport === 'required' ? 'required' : 'optional';
+    const tool: ToolIR = {
+      name,
+      decorator: kind,
+      ...(typeof options.values.title === 'string' ? { title: options.values.title } : {}),
+      ...(description !== undefined ? { description } : {}),
+      taskSupport,
+      ...('ttlMs' in options.values ? { ttlMs: options.values.ttlMs as number | null } : {}),
+      ...(typeof options.values.pollIntervalMs === 'number' ? { pollIntervalMs: options.values.pollIntervalMs } : {}),
+      ...(typeof options.values.concurrency === 'number' ? { concurrency: options.values.concurrency } : {}),
+      target: {
+        exportName,
+        module: relativeModulePath(method.getSourceFile(), this.rootDir),
+        method: method.getName(),
+      },
+      source: sourceReference(method.getNameNode(), this.rootDir),
+      input: parameters.input,
+      call: parameters.call,
+      output,
+      questions,
+    };
+    return { tool, nameNode };
+  }
+
+  /** The generated module imports the class by name, so it needs a named export. */
+  private exportNameOf(owner: ClassDeclaration): string | undefined {
+    const className = owner.getName();
+    const reportAt = owner.getNameNode() ?? owner;
+    if (!className) {
+      this.sink.error(
+        DiagnosticCode.ClassNotExported,
+        reportAt,
+        'a class with @Task or @Tool methods needs a name',
+        'Name the class and export it: `export class Reports { ... }`.',
+      );
+      return undefined;
+    }
+    const exportNames: string[] = [];
+    for (const [exportName, declarations] of owner.getSourceFile().getExportedDeclarations()) {
+      if (exportName !== 'default' && declarations.includes(owner)) exportNames.push(exportName);
+    }
+    if (exportNames.length === 0) {
+      this.sink.error(
+        DiagnosticCode.ClassNotExported,
+        reportAt,
+        `class '${className}' has @Task or @Tool methods but is not exported by name from its module`,
+        `The generated module imports it: write \`export class ${className}\`.`,
+      );
+      return undefined;
+    }
+    return exportNames.includes(className) ? className : [...exportNames].sort()[0];
+  }
+
+  private checkEligible(method: MethodDeclaration, label: string): boolean {
+    let eligible = true;
+    const reject = (node: Node, message: string, hint: string): void => {
+      this.sink.error(DiagnosticCode.MethodNotEligible, node, `${label}: ${message}`, hint);
+      eligible = false;
+    };
+    const nameNode = method.getNameNode();
+    if (!Node.isIdentifier(nameNode))
+      reject(
+        nameNode,
+        'the method name must be a plain identifier',
+        'Rename the method, e.g. `async buildReport(...)`.',
+      );
+    if (method.isStatic())
+      reject(
+        nameNode,
+        'static methods cannot be tools',
+        'Make it an instance method; the server calls it on the instance you register.',
+      );
+    if (method.hasModifier(SyntaxKind.PrivateKeyword) || method.hasModifier(SyntaxKind.ProtectedKeyword)) {
+      reject(
+        nameNode,
+        'private and protected methods cannot be tools',
+        'Make the method public; the generated module calls it.',
+      );
+    }
+    const typeParameters = method.getTypeParameters();
+    const firstTypeParameter = typeParameters[0];
+    if (firstTypeParameter) {
+      this.sink.error(
+        DiagnosticCode.GenericType,
+        firstTypeParameter,
+        `${label}: generic methods are not supported`,
+        'Use concrete parameter types: the schema is generated once, not per call.',
+      );
+      eligible = false;
+    }
+    return eligible;
+  }
+
+  private readOptions(decorator: Decorator, allowed: Readonly<Record<string, OptionKind>>): ParsedOptions | undefined {
+    const call = decorator.getCallExpression();
+    const decoratorName = `@${decorator.getName()}`;
+    if (!call) {
+      this.sink.error(
+        DiagnosticCode.InvalidOption,
+        decorator,
+        `${decoratorName} must be called`,
+        `Write ${decoratorName}() or ${decoratorName}({ ... }).`,
+      );
+      return undefined;
+    }
+    const [argument, ...extra] = call.getArguments();
+    const values: { [key: string]: JsonValue } = {};
+    const nodes: { [key: string]: Node } = {};
+    if (!argument) return { values, nodes };
+    let valid = true;
+    for (const node of extra) {
+      this.sink.error(
+        DiagnosticCode.InvalidOption,
+        node,
+        `${decoratorName} takes one options object`,
+        'Remove the extra argument.',
+      );
+      valid = false;
+    }
+    if (!Node.isObjectLiteralExpression(argument)) {
+      this.sink.error(
+        DiagnosticCode.NotStaticLiteral,
+        argument,
+        `${decoratorName} options must be an object literal`,
+        'Write the options inline, e.g. { ttlMs: 60000 }: mcp-taskgen reads them without running your code.',
+      );
+      return undefined;
+    }
+    for (const property of argument.getProperties()) {
+      if (!Node.isPropertyAssignment(property)) {
+        this.sink.error(
+          DiagnosticCode.NotStaticLiteral,
+          property,
+          `${decoratorName} options must be written as 'key: literal'`,
+          'Spread, shorthand and methods cannot be read without running your code.',
+        );
+        valid = false;
+        continue;
+      }
+      const key = staticPropertyName(property.getNameNode());
+      const kind = key === undefined ? undefined : allowed[key];
+      if (key === undefined || kind === undefined) {
+        this.sink.error(
+          DiagnosticCode.InvalidOption,
+          property.getNameNode(),
+          `${decoratorName} has no option '${property.getName()}'`,
+          `Known options: ${Object.keys(allowed).join(', ')}.`,
+        );
+        valid = false;
+        continue;
+      }
+      const initializer = property.getInitializerOrThrow();
+      const evaluated = evaluateLiteral(initializer);
+      if (!evaluated.ok) {
+        this.sink.error(
+          DiagnosticCode.NotStaticLiteral,
+          evaluated.node,
+          `${decoratorName} option '${key}' must be a literal`,
+          'Write the value inline: mcp-taskgen reads it without running your code.',
+        );
+        valid = false;
+        continue;
+      }
+      const problem = optionProblem(kind, evaluated.value);
+      if (problem) {
+        this.sink.error(
+          DiagnosticCode.InvalidOption,
+          initializer,
+          `${decoratorName} option '${key}' ${problem}`,
+          'See the TaskOptions documentation.',
+        );
+        valid = false;
+        continue;
+      }
+      values[key] = evaluated.value;
+      nodes[key] = initializer;
+    }
+    return valid ? { values, nodes } : undefined;
+  }
+
+  private readParameters(
+    method: MethodDeclaration,
+    label: string,
+  ): { input: ObjectTypeIR | RefTypeIR; call: CallArgumentIR[] } | undefined {
+    const parameters = method.getParameters();
+    const lastIndex = parameters.length - 1;
+    let valid = true;
+    let hasContext = false;
+    const dataParameters: ParameterDeclaration[] = [];
+    parameters.forEach((parameter, index) => {
+      if (this.isContextParameter(parameter)) {
+        if (index === lastIndex) {
+          hasContext = true;
+        } else {
+          this.sink.error(
+            DiagnosticCode.ContextNotLast,
+            parameter,
+            `${label}: the TaskContext parameter must be the last one`,
+            'Move it to the end of the parameter list.',
+          );
+          valid = false;
+        }
+        return;
+      }
+      if (parameter.isRestParameter()) {
+        this.sink.error(
+          DiagnosticCode.MethodNotEligible,
+          parameter,
+          `${label}: rest parameters cannot be described by a schema`,
+          'Take an array parameter instead.',
+        );
+        valid = false;
+        return;
+      }
+      dataParameters.push(parameter);
+    });
+    const context: CallArgumentIR[] = hasContext ? [{ kind: 'context' }] : [];
+    const only = dataParameters[0];
+    if (dataParameters.length === 1 && only && this.isObjectParameter(only)) {
+      const input = this.readObjectParameter(only, label);
+      return valid && input ? { input, call: [{ kind: 'input' }, ...context] } : undefined;
+    }
+    const properties: PropertyIR[] = [];
+    for (const parameter of dataParameters) {
+      const property = this.readPositionalParameter(parameter, label);
+      if (property) properties.push(property);
+      else valid = false;
+    }
+    if (!valid) return undefined;
+    const call: CallArgumentIR[] = properties.map((property) => ({ kind: 'property', name: property.name }));
+    return { input: { kind: 'object', properties }, call: [...call, ...context] };
+  }
+
+  private isContextParameter(parameter: ParameterDeclaration): boolean {
+    return withoutUndefined(parameter.getType()).some((member) => this.tags.roleOfType(member) === 'context');
+  }
+
+  /** One parameter of object type is the whole input; anything else is positional. */
+  private isObjectParameter(parameter: ParameterDeclaration): boolean {
+    const members = withoutUndefined(parameter.getType());
+    const type = members[0];
+    if (members.length !== 1 || !type || !type.isObject()) return false;
+    if (type.isArray() || type.isReadonlyArray() || type.isTuple()) return false;
+    return type.getCallSignatures().length === 0 && this.tags.roleOfType(type) === undefined;
+  }
+
+  private readObjectParameter(parameter: ParameterDeclaration, label: string): ObjectTypeIR | RefTypeIR | undefined {
+    const node = parameter.getTypeNode() ?? parameter.getNameNode();
+    const { type } = this.types.readOptionalAware(parameter.getType(), {
+      node,
+      subject: `parameter '${parameter.getName()}' of ${label}`,
+    });
+    if (!type) return undefined;
+    if (type.kind === 'object' || type.kind === 'ref') return type;
+    // isObjectParameter admitted it, so the reader can only have produced an object or a ref.
+    throw new Error(`mcp-taskgen internal error: object parameter of ${label} read as ${type.kind}`);
+  }
+
+  private readPositionalParameter(parameter: ParameterDeclaration, label: string): PropertyIR | undefined {
+    const nameNode = parameter.getNameNode();
+    if (!Node.isIdentifier(nameNode)) {
+      this.sink.error(
+        DiagnosticCode.UnnamedParameter,
+        nameNode,
+        `${label}: a destructured parameter needs a name when the method has several parameters`,
+        'Take one object parameter (`input: Input`) or give each parameter a plain name.',
+      );
+      return undefined;
+    }
+    const name = nameNode.getText();
+    const site = {
+      node: parameter.getTypeNode() ?? nameNode,
+      subject: `parameter '${name}' of ${label}`,
+      integer: hasJsDocTag(parameter, 'integer'),
+    };
+    const { type, includesUndefined } = this.types.readOptionalAware(parameter.getType(), site);
+    if (!type) return undefined;
+    const initializer = parameter.getInitializer();
+    // A non-literal initialiser still makes the parameter optional; the method applies it itself.
+    const evaluated = initializer ? evaluateLiteral(initializer) : undefined;
+    const description = parameterDescription(parameter);
+    return {
+      name,
+      type,
+      optional: parameter.isOptional() || initializer !== undefined || includesUndefined,
+      ...(description !== undefined ? { description } : {}),
+      ...(evaluated?.ok ? { default: evaluated.value } : {}),
+    };
+  }
+
+  private readOutput(method: MethodDeclaration, kind: 'task' | 'tool', label: string): OutputIR | undefined {
+    const returnType = method.getReturnType();
+    const returnTypeNode = method.getReturnTypeNode();
+    const isPromise = returnType.getSymbol()?.getName() === 'Promise' && returnType.getTypeArguments().length === 1;
+    if (!isPromise && kind === 'task') {
+      this.sink.error(
+        DiagnosticCode.TaskNotAsync,
+        returnTypeNode ?? method.getNameNode(),
+        `${label}: @Task methods must be async (return a Promise), found '${returnType.getText(method)}'`,
+        'Declare the method `async`; use @Tool for a quick synchronous tool.',
+      );
+      return undefined;
+    }
+    const awaited = isPromise ? (returnType.getTypeArguments()[0] as Type) : returnType;
+    if (awaited.isVoid() || awaited.isUndefined()) return { result: 'none' };
+    const siteNode =
+      isPromise && returnTypeNode && Node.isTypeReference(returnTypeNode)
+        ? (returnTypeNode.getTypeArguments()[0] ?? returnTypeNode)
+        : (returnTypeNode ?? method.getNameNode());
+    const type = this.types.read(awaited, { node: siteNode, subject: `return type of ${label}` });
+    if (!type) return undefined;
+    switch (type.kind) {
+      case 'string':
+      case 'enum':
+        return { result: 'text', type };
+      case 'object':
+      case 'ref':
+        return { result: 'structured', type };
+      default:
+        return { result: 'json', type };
+    }
+  }
+
+  private readQuestions(decorators: readonly Decorator[], label: string): QuestionIR[] | undefined {
+    const questions: QuestionIR[] = [];
+    const names = new Set<string>();
+    let valid = true;
+    for (const decorator of decorators) {
+      const question = this.readQuestion(decorator, label);
+      if (!question) {
+        valid = false;
+        continue;
+      }
+      if (names.has(question.name)) {
+        this.sink.error(
+          DiagnosticCode.InvalidQuestion,
+          decorator,
+          `${label}: question '${question.name}' is declared twice`,
+          'Give each @NeedsInput question its own name.',
+        );
+        valid = false;
+        continue;
+      }
+      names.add(question.name);
+      questions.push(question);
+    }
+    return valid ? questions : undefined;
+  }
+
+  private readQuestion(decorator: Decorator, label: string): QuestionIR | undefined {
+    const call: CallExpression | undefined = decorator.getCallExpression();
+    if (!call) {
+      this.sink.error(
+        DiagnosticCode.InvalidQuestion,
+        decorator,
+        '@NeedsInput must be called',
+        "Write @NeedsInput<{ approve: boolean }>('approval', { message: '...' }).",
+      );
+      return undefined;
+    }
+    const [nameArgument, optionsArgument] = call.getArguments();
+    const name = nameArgument ? evaluateLiteral(nameArgument) : undefined;
+    if (!name?.ok || typeof name.value !== 'string') {
+      this.sink.error(
+        DiagnosticCode.InvalidQuestion,
+        nameArgument ?? call,
+        `${label}: @NeedsInput needs a string literal name as its first argument`,
+        "Write @NeedsInput<Answer>('approval').",
+      );
+      return undefined;
+    }
+    let message: string | undefined;
+    if (optionsArgument) {
+      const options = evaluateLiteral(optionsArgument);
+      const value = options.ok ? options.value : undefined;
+      const messageValue = value && typeof value === 'object' && !Array.isArray(value) ? value.message : undefined;
+      const onlyKnownKeys =
+        value &&
+        typeof value === 'object' &&
+        !Array.isArray(value) &&
+        Object.keys(value).every((key) => key === 'message');
+      if (!options.ok || !onlyKnownKeys || (messageValue !== undefined && typeof messageValue !== 'string')) {
+        this.sink.error(
+          DiagnosticCode.InvalidQuestion,
+          options.ok ? optionsArgument : options.node,
+          `${label}: @NeedsInput options must be a literal { message?: string }`,
+          "Write { message: 'Deploy to production?' } inline.",
+        );
+        return undefined;
+      }
+      message = messageValue;
+    }
+    const typeArgument = call.getTypeArguments()[0];
+    if (!typeArgument) {
+      this.sink.error(
+        DiagnosticCode.InvalidQuestion,
+        call,
+        `${label}: @NeedsInput('${name.value}') needs the answer type as its type argument`,
+        `Write @NeedsInput<{ approve: boolean }>('${name.value}').`,
+      );
+      return undefined;
+    }
+    const subject = `answer of question '${name.value}' on ${label}`;
+    const read = this.types.read(typeArgument.getType(), { node: typeArgument, subject });
+    if (!read) return undefined;
+    const answer = read.kind === 'ref' ? this.types.resolve(read)?.type : read.kind === 'object' ? read : undefined;
+    const nested = answer?.properties.find((property) => !ELICITATION_KINDS.has(property.type.kind));
+    if (!answer || nested) {
+      const what = nested
+        ? `property '${nested.name}' is ${describeKind(nested.type)}`
+        : `the answer is ${describeKind(read)}`;
+      this.sink.error(
+        DiagnosticCode.InvalidQuestion,
+        typeArgument,
+        `${subject}: elicitation answers must be flat objects of strings, numbers, booleans and string-literal unions; ${what}`,
+        'Ask several questions, or flatten the answer into primitive properties.',
+      );
+      return undefined;
+    }
+    return {
+      name: name.value,
+      ...(message !== undefined ? { message } : {}),
+      answer,
+      source: sourceReference(decorator, this.rootDir),
+    };
+  }
+}
+
+function describeKind(type: TypeIR): string {
+  switch (type.kind) {
+    case 'object':
+    case 'ref':
+      return 'an object';
+    case 'array':
+    case 'integer':
+    case 'enum':
+      return `an ${type.kind}`;
+    default:
+      return `a ${type.kind}`;
+  }
+}
+
+function withoutUndefined(type: Type): Type[] {
+  return type.isUnion() ? type.getUnionTypes().filter((member) => !member.isUndefined()) : [type];
+}
+
+function optionProblem(kind: OptionKind, value: JsonValue): string | undefined {
+  switch (kind) {
+    case 'string':
+      return typeof value === 'string' ? undefined : 'must be a string';
+    case 'taskSupport':
+      return value === 'optional' || value === 'required' ? undefined : "must be 'optional' or 'required'";
+    case 'ttl':
+      return value === null || (typeof value === 'number' && Number.isFinite(value) && value > 0)
+        ? undefined
+        : 'must be a positive number of milliseconds, or null';
+    case 'duration':
+      return typeof value === 'number' && Number.isFinite(value) && value > 0
+        ? undefined
+        : 'must be a positive number of milliseconds';
+    case 'positiveInteger':
+      return typeof value === 'number' && Number.isInteger(value) && value > 0
+        ? undefined
+        : 'must be a positive integer';
+  }
+}

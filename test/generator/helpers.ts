@@ -1,0 +1,90 @@
+/** Shared by the generator tests: fixture paths, scratch directories and running `tsc`. */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const GENERATOR_TESTS = path.dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = path.resolve(GENERATOR_TESTS, '../..');
+export const FIXTURES = path.join(GENERATOR_TESTS, 'fixtures');
+
+export function fixtureTsconfig(name: string): string {
+  return path.join(FIXTURES, name, 'tsconfig.json');
+}
+
+/**
+ * A fresh directory under test/generator/.tmp (git-ignored through `.tmp/`). It must live inside
+ * the package so that `mcp-task-server` and `zod` resolve from it as they do for fixtures.
+ */
+export function scratchDir(label: string): string {
+  const parent = path.join(GENERATOR_TESTS, '.tmp');
+  mkdirSync(parent, { recursive: true });
+  return mkdtempSync(path.join(parent, `${label}-`));
+}
+
+/**
+ * Copies a fixture into a scratch directory at the same depth as test/generator/fixtures/<name>,
+ * so that its relative imports of the package's sources still resolve.
+ */
+export function copyFixture(name: string): string {
+  const copy = scratchDir(name);
+  cpSync(path.join(FIXTURES, name), copy, { recursive: true, filter: (source) => !source.includes('__generated__') });
+  return copy;
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export interface TscResult {
+  readonly exitCode: number;
+  readonly output: string;
+}
+
+/** Runs the repository's TypeScript 7 `tsc --noEmit -p <tsconfig>`. */
+export function runTsc(tsconfig: string): TscResult {
+  const tsc = path.join(REPO_ROOT, 'node_modules/.bin/tsc');
+  const result = spawnSync(tsc, ['--noEmit', '--pretty', 'false', '-p', tsconfig], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  return { exitCode: result.status ?? -1, output: `${result.stdout}${result.stderr}` };
+}
+
+export interface ExpectedDiagnostic {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly code: string;
+}
+
+/**
+ * Reads `// expect: MTGnnnn text` markers from a fixture's sources: a diagnostic with that code
+ * must start on that line, at the first occurrence of `text` on it.
+ */
+export function expectedDiagnostics(fixture: string): ExpectedDiagnostic[] {
+  const root = path.join(FIXTURES, fixture);
+  const expected: ExpectedDiagnostic[] = [];
+  for (const file of listFiles(path.join(root, 'src'))) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((text, index) => {
+      const marker = /\/\/ expect: (MTG\d{4}) (.+)$/.exec(text);
+      if (!marker?.[1] || !marker[2]) return;
+      const column = text.indexOf(marker[2]);
+      expected.push({
+        file: path.relative(root, file).split(path.sep).join('/'),
+        line: index + 1,
+        column: column + 1,
+        code: marker[1],
+      });
+    });
+  }
+  return expected;
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? listFiles(full) : [full];
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * Redis connections for the BullMQ runtime. Each role gets its own ioredis client because the
+ * roles want opposite failure behaviour:
+ *
+ * - `request`: answers a client's create/get/list/cancel. It must fail fast when Redis is away
+ *   (no offline queue, no resend after a reconnect), so a request gets RUNTIME_UNAVAILABLE in
+ *   seconds instead of hanging, and a command that timed out can never run later behind the
+ *   caller's back.
+ * - `worker`: BullMQ's Worker (it duplicates it for its blocking BZPOPMIN) and the worker's
+ *   record writes. BullMQ requires `maxRetriesPerRequest: null`; a worker waits out an outage.
+ * - `subscriber`: pub/sub only (a subscribed connection can run nothing else). It must survive
+ *   outages and re-subscribe by itself, so it queues and retries too.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { TaskError } from '../../engine/errors.js';
+import type { Logger } from '../../tools/logger.js';
+
+/** Where Redis is: a `redis://` / `rediss://` URL or ioredis options (host, port, db, tls, …). */
+export type RedisConnection = string | RedisOptions;
+
+export type ConnectionRole = 'request' | 'worker' | 'subscriber';
+
+/** Reconnect forever with a short capped back-off: outages end, and callers have their own deadlines. */
+function retryStrategy(times: number): number {
+  return Math.min(100 * 2 ** Math.min(times, 5), 2000);
+}
+
+const ROLE_OPTIONS: Readonly<Record<ConnectionRole, RedisOptions>> = {
+  request: {
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2000,
+  },
+  worker: { maxRetriesPerRequest: null },
+  subscriber: { maxRetriesPerRequest: null },
+};
+
+export function createRedisClient(
+  connection: RedisConnection,
+  role: ConnectionRole,
+  logger: Logger,
+  name: string,
+): Redis {
+  // The app's own options (tls, db, a retry strategy…) win over our defaults; the role's
+  // failure behaviour wins over both, because the runtime's guarantees depend on it.
+  const defaults: RedisOptions = { retryStrategy, connectionName: name };
+  const client =
+    typeof connection === 'string'
+      ? new Redis(connection, { ...defaults, ...ROLE_OPTIONS[role] })
+      : new Redis({ ...defaults, ...connection, ...ROLE_OPTIONS[role] });
+  reportErrorsOncePerOutage(client, logger, name);
+  return client;
+}
+
+/**
+ * ioredis emits `error` on every failed reconnect attempt (several a second) and prints an
+ * "Unhandled error event" if nobody listens. Log the first error of an outage and stay quiet
+ * until the connection is ready again.
+ */
+function reportErrorsOncePerOutage(client: Redis, logger: Logger, name: string): void {
+  let reported = false;
+  client.on('error', (error: Error) => {
+    if (reported) return;
+    reported = true;
+    logger.warn(`Redis connection ${name} failed; retrying in the background`, { error: error.message });
+  });
+  client.on('ready', () => {
+    if (reported) logger.info(`Redis connection ${name} is back`);
+    reported = false;
+  });
+}
+
+/** Resolves once `client` can take commands; rejects when `signal` aborts first. */
+export function whenReady(client: Redis, signal: AbortSignal): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onReady = () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    const onAbort = () => {
+      client.off('ready', onReady);
+      reject(signal.reason);
+    };
+    client.once('ready', onReady);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Runs one runtime operation under a deadline. When Redis is unreachable or does not answer in
+ * time the caller gets RUNTIME_UNAVAILABLE; the operation sees its signal abort and must stop at
+ * its next step (see `BullmqTaskRuntime.create`) rather than finish later unobserved.
+ */
+export async function withDeadline<T>(
+  what: string,
+  timeoutMs: number,
+  operation: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const unavailable = new TaskError(
+    'RUNTIME_UNAVAILABLE',
+    `The task store (Redis) did not answer within ${timeoutMs} ms while trying to ${what}`,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort(unavailable);
+      reject(unavailable);
+    }, timeoutMs);
+  });
+  const work = operation(controller.signal);
+  // The loser of the race must not surface as an unhandled rejection.
+  work.catch(() => {});
+  try {
+    return await Promise.race([work, deadline]);
+  } catch (error) {
+    throw asUnavailable(error, what);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Engine errors pass through; anything Redis threw becomes RUNTIME_UNAVAILABLE. */
+export function asUnavailable(error: unknown, what: string): TaskError {
+  if (error instanceof TaskError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TaskError('RUNTIME_UNAVAILABLE', `The task store (Redis) failed while trying to ${what}: ${message}`, {
+    cause: error,
+  });
+}
+
+/** Closes a client politely, or drops it if Redis is not there to say goodbye to. */
+export async function closeClient(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+}

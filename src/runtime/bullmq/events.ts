@@ -1,0 +1,87 @@
+/**
+ * Record-change events across processes. Every record write publishes `{ record, previous }`
+ * (see record-store.ts); each runtime instance holds one subscriber connection and fans the
+ * messages out to its listeners. Nothing polls.
+ *
+ * Ordering: messages arrive in the order Redis ran the writes, so a listener never sees an
+ * older version after a newer one. What pub/sub cannot give is replay: messages published
+ * while the subscriber is disconnected are lost (ioredis re-subscribes on reconnect). Readers
+ * that wait for a state (the engine's `waitFor`) subscribe first and then read the record,
+ * which covers every change after the read.
+ */
+import type { Redis } from 'ioredis';
+import type { TaskEvent, TaskListener } from '../../engine/runtime.js';
+import type { Logger } from '../../tools/logger.js';
+
+/** One channel on a dedicated subscriber connection. */
+export class RedisChannelSubscription {
+  /** Settles once Redis confirmed the subscription; messages before that are not ours to see. */
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly subscriber: Redis,
+    private readonly channel: string,
+    onMessage: (message: string) => void,
+  ) {
+    subscriber.on('message', (from: string, message: string) => {
+      if (from === channel) onMessage(message);
+    });
+    this.ready = subscriber.subscribe(channel).then(() => undefined);
+    // A failure is reported to whoever awaits `ready`; never as an unhandled rejection.
+    this.ready.catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    if (this.subscriber.status === 'ready') await this.subscriber.unsubscribe(this.channel).catch(() => {});
+  }
+}
+
+export class TaskEventStream {
+  private readonly listeners = new Set<TaskListener>();
+  private readonly subscription: RedisChannelSubscription;
+
+  constructor(subscriber: Redis, channel: string, logger: Logger) {
+    this.subscription = new RedisChannelSubscription(subscriber, channel, (message) => {
+      const event = decodeTaskEvent(message);
+      if (!event) {
+        logger.warn('Ignored a malformed task event', { channel });
+        return;
+      }
+      this.emit(event);
+    });
+  }
+
+  get ready(): Promise<void> {
+    return this.subscription.ready;
+  }
+
+  subscribe(listener: TaskListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    await this.subscription.close();
+  }
+
+  private emit(event: TaskEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A failing listener must not break the runtime or the other listeners.
+      }
+    }
+  }
+}
+
+export function decodeTaskEvent(message: string): TaskEvent | undefined {
+  try {
+    const decoded = JSON.parse(message) as Partial<TaskEvent>;
+    if (!decoded.record || typeof decoded.record.taskId !== 'string') return undefined;
+    return decoded.previous ? { record: decoded.record, previous: decoded.previous } : { record: decoded.record };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The BullMQ queue tasks run on. The job id is the task id, and the job carries no copy of the
+ * record: the record in Redis is the truth, so a cancel or an answer never has to chase a stale
+ * copy in job data.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { TaskRecord } from '../../engine/task.js';
+import type { RuntimeNames } from './keys.js';
+
+/** Job data: only what helps a human reading a dashboard. */
+export interface TaskJobData {
+  readonly tool: string;
+}
+
+export interface JobRetryOptions {
+  /**
+   * Runs of one job before its task fails. The method's own errors are outcomes and never
+   * retried; attempts cover infrastructure failures (a record write that failed, an executor
+   * that threw). Stalls (a lost worker) do not use attempts; see `maxStalledCount`.
+   */
+  readonly attempts?: number;
+  /** First back-off delay; it doubles on each retry. */
+  readonly backoffMs?: number;
+}
+
+export class TaskQueue {
+  private readonly queue: Queue<TaskJobData>;
+
+  constructor(
+    client: Redis,
+    names: RuntimeNames,
+    private readonly retry: Required<JobRetryOptions>,
+  ) {
+    // A shared client: the queue adds no connection of its own and fails as fast as the client.
+    this.queue = new Queue<TaskJobData>(names.queue, { connection: client, prefix: names.prefix });
+    // Errors also reach the awaiting caller; without a listener EventEmitter would throw them.
+    this.queue.on('error', () => {});
+  }
+
+  async enqueue(record: TaskRecord): Promise<void> {
+    await this.queue.add(
+      record.tool,
+      { tool: record.tool },
+      {
+        jobId: record.taskId,
+        attempts: this.retry.attempts,
+        backoff: { type: 'exponential', delay: this.retry.backoffMs },
+        // The record keeps the outcome; finished jobs are only clutter.
+        removeOnComplete: true,
+        // Failed jobs stay a day for post-mortems (stack traces live there, not in the record).
+        removeOnFail: { age: 24 * 3600, count: 1000 },
+      },
+    );
+  }
+
+  /**
+   * Removes the job if it is not running (waiting, delayed, or finished). An active job is
+   * locked and stays: the worker running it learns of the cancel by pub/sub instead.
+   */
+  async removeUnlessRunning(taskId: string): Promise<boolean> {
+    return (await this.queue.remove(taskId)) === 1;
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}

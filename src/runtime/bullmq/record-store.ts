@@ -1,0 +1,234 @@
+/**
+ * Task records in Redis: one hash per task (`record` JSON + `version`), expiring at
+ * `createdAt + ttlMs` so retention is Redis expiry (no sweeper), and one sorted set per owner
+ * for listing.
+ *
+ * Every write is a compare-and-set on `version`: the new record is computed in JS with
+ * `applyChange` (the one state machine; terminal stays sticky), and a Lua script stores it only
+ * if nobody wrote in between, publishing `{ record, previous }` in the same script. Redis runs
+ * scripts one at a time and delivers a connection's messages in publish order, so every
+ * subscriber sees a task's versions in the order they were written.
+ */
+import type { Redis } from 'ioredis';
+import { TaskError } from '../../engine/errors.js';
+import type { ListPage, ListPosition } from '../../engine/runtime.js';
+import { expiresAt, type TaskRecord } from '../../engine/task.js';
+import { applyChange, type TaskChange } from '../../engine/transitions.js';
+import type { RuntimeNames } from './keys.js';
+import { LuaScript } from './lua-script.js';
+
+/**
+ * KEYS: record hash, [owner zset]. ARGV: record JSON, first expiry (ms), final expiry (ms, ''
+ * for never), createdAt, taskId, events channel. The owner set lives as long as its longest-lived
+ * member (TIME instead of a client clock, so skew cannot shorten it).
+ */
+const INSERT = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'record', ARGV[1], 'version', 1)
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+if KEYS[2] then
+  local ttl = redis.call('PTTL', KEYS[2])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+  if ARGV[3] == '' then
+    redis.call('PERSIST', KEYS[2])
+  elseif ttl == -2 then
+    redis.call('PEXPIREAT', KEYS[2], ARGV[3])
+  elseif ttl >= 0 then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    if now + ttl < tonumber(ARGV[3]) then redis.call('PEXPIREAT', KEYS[2], ARGV[3]) end
+  end
+end
+redis.call('PUBLISH', ARGV[6], '{"record":' .. ARGV[1] .. '}')
+return 1
+`);
+
+/** KEYS: record hash. ARGV: final expiry (ms, '' for never). 0 when the record is gone. */
+const FINALIZE_EXPIRY = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] == '' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
+return 1
+`);
+
+/**
+ * KEYS: record hash. ARGV: expected version, new record JSON, events channel, [extra channel,
+ * extra message]. Returns 1 written, 0 gone (expired), -1 someone wrote first. HSET keeps the
+ * key's expiry, so a write never extends retention.
+ */
+const COMPARE_AND_SET = new LuaScript(`
+local current = redis.call('HMGET', KEYS[1], 'version', 'record')
+if not current[1] then return 0 end
+if current[1] ~= ARGV[1] then return -1 end
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'record', ARGV[2])
+redis.call('PUBLISH', ARGV[3], '{"record":' .. ARGV[2] .. ',"previous":' .. current[2] .. '}')
+if ARGV[4] then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
+return 1
+`);
+
+/** A write loses the race to another writer this often before we call it a bug. */
+const MAX_WRITE_CONFLICTS = 100;
+
+export interface StoredRecord {
+  readonly record: TaskRecord;
+  readonly version: string;
+}
+
+export interface WriteResult {
+  readonly record: TaskRecord;
+  /** False when the change was dropped: the task was already terminal or the caller declined. */
+  readonly changed: boolean;
+}
+
+/** Decides the change from the freshest record; `undefined` leaves the record alone. */
+export type ChangeDecision = TaskChange | ((current: TaskRecord) => TaskChange | undefined);
+
+export class RedisTaskStore {
+  constructor(
+    private readonly client: Redis,
+    private readonly names: RuntimeNames,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /**
+   * Stores a new record with a short first expiry: if the process or Redis dies before the job
+   * is enqueued and `finalizeExpiry` runs, the orphan record removes itself.
+   */
+  async insert(record: TaskRecord, provisionalTtlMs: number): Promise<void> {
+    const finalExpiry = expiresAt(record);
+    const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
+    const keys = [this.names.record(record.taskId)];
+    if (record.owner !== null) keys.push(this.names.owner(record.owner));
+    const inserted = await INSERT.run(this.client, keys, [
+      JSON.stringify(record),
+      Math.floor(firstExpiry),
+      expiryArgument(finalExpiry),
+      record.createdAt,
+      record.taskId,
+      this.names.eventsChannel,
+    ]);
+    if (inserted !== 1) throw new Error(`Task ${record.taskId} already exists`);
+  }
+
+  /** Sets the record's real expiry, `createdAt + ttlMs`, once its job is enqueued. */
+  async finalizeExpiry(record: TaskRecord): Promise<void> {
+    const done = await FINALIZE_EXPIRY.run(
+      this.client,
+      [this.names.record(record.taskId)],
+      [expiryArgument(expiresAt(record))],
+    );
+    if (done !== 1) throw new Error(`Task ${record.taskId} vanished before its creation completed`);
+  }
+
+  /** Removes a record whose creation failed half-way. */
+  async discard(record: TaskRecord): Promise<void> {
+    const pipeline = this.client.multi().del(this.names.record(record.taskId));
+    if (record.owner !== null) pipeline.zrem(this.names.owner(record.owner), record.taskId);
+    await pipeline.exec();
+  }
+
+  async read(taskId: string): Promise<StoredRecord | undefined> {
+    const [version, json] = await this.client.hmget(this.names.record(taskId), 'version', 'record');
+    if (version == null || json == null) return undefined;
+    return { version, record: JSON.parse(json) as TaskRecord };
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    return (await this.read(taskId))?.record;
+  }
+
+  /**
+   * Applies a change through `applyChange` with compare-and-set, re-reading after a lost race.
+   * A change the state machine refuses because the task already ended is dropped, not thrown:
+   * that is how a late outcome after a cancel disappears. `undefined` when the task is gone.
+   * `notify` is published in the same script as the write (used for cancel requests).
+   */
+  async update(
+    taskId: string,
+    decide: ChangeDecision,
+    notify?: { readonly channel: string; readonly message: string },
+  ): Promise<WriteResult | undefined> {
+    for (let attempt = 0; attempt < MAX_WRITE_CONFLICTS; attempt++) {
+      const current = await this.read(taskId);
+      if (!current) return undefined;
+      const change = typeof decide === 'function' ? decide(current.record) : decide;
+      if (!change) return { record: current.record, changed: false };
+      let next: TaskRecord;
+      try {
+        next = applyChange(current.record, change, this.clock());
+      } catch (error) {
+        if (error instanceof TaskError && error.code === 'TASK_TERMINAL')
+          return { record: current.record, changed: false };
+        throw error;
+      }
+      const args = [current.version, JSON.stringify(next), this.names.eventsChannel];
+      if (notify) args.push(notify.channel, notify.message);
+      const written = await COMPARE_AND_SET.run(this.client, [this.names.record(taskId)], args);
+      if (written === 1) return { record: next, changed: true };
+      if (written === 0) return undefined;
+    }
+    throw new Error(`Task ${taskId}: gave up after ${MAX_WRITE_CONFLICTS} conflicting writes`);
+  }
+
+  /**
+   * One page of `owner`'s tasks ordered by (createdAt, taskId). Redis orders equal scores by
+   * member bytes, which is the same order as comparing base64url ids as strings. Members whose
+   * record expired are removed as they are met, so the set does not grow with dead ids.
+   */
+  async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
+    const key = this.names.owner(owner);
+    const records: TaskRecord[] = [];
+    const batch = Math.max(limit + 1, 16);
+    let offset = 0;
+    for (;;) {
+      // Scores start at `after.createdAt` inclusive; ids at that same instant are filtered below.
+      const entries = await this.client.zrange(
+        key,
+        after ? String(after.createdAt) : '-inf',
+        '+inf',
+        'BYSCORE',
+        'LIMIT',
+        offset,
+        batch,
+        'WITHSCORES',
+      );
+      if (entries.length === 0) return { records };
+      offset += entries.length / 2;
+      const ids: string[] = [];
+      for (let index = 0; index < entries.length; index += 2) {
+        const taskId = entries[index] as string;
+        const createdAt = Number(entries[index + 1]);
+        if (after && createdAt === after.createdAt && taskId <= after.taskId) continue;
+        ids.push(taskId);
+      }
+      const pipeline = this.client.pipeline();
+      for (const taskId of ids) pipeline.hget(this.names.record(taskId), 'record');
+      const replies = (await pipeline.exec()) ?? [];
+      const expired: string[] = [];
+      for (const [index, [error, json]] of replies.entries()) {
+        if (error) throw error;
+        if (typeof json !== 'string') {
+          expired.push(ids[index] as string);
+          continue;
+        }
+        if (records.length === limit) {
+          await this.forget(key, expired);
+          const last = records.at(-1) as TaskRecord;
+          return { records, next: { createdAt: last.createdAt, taskId: last.taskId } };
+        }
+        records.push(JSON.parse(json) as TaskRecord);
+      }
+      await this.forget(key, expired);
+      // Removed members shifted the ranks after them down.
+      offset -= expired.length;
+    }
+  }
+
+  private async forget(ownerKey: string, taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length > 0) await this.client.zrem(ownerKey, ...taskIds);
+  }
+}
+
+function expiryArgument(expiry: number): string | number {
+  return Number.isFinite(expiry) ? Math.floor(expiry) : '';
+}

@@ -1,0 +1,177 @@
+/**
+ * The BullMQ runtime, server side: stores records in Redis, enqueues one job per task, cancels
+ * from any process and relays every record change to local subscribers. Work runs in
+ * `TaskWorker`s, in this process (`worker` option) or in any number of others.
+ */
+import type { Redis } from 'ioredis';
+import { TaskError } from '../../engine/errors.js';
+import type { ListPage, ListPosition, TaskListener, TaskRuntime } from '../../engine/runtime.js';
+import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
+import { createConsoleLogger, type Logger } from '../../tools/logger.js';
+import { closeClient, createRedisClient, type RedisConnection, whenReady, withDeadline } from './connection.js';
+import { TaskEventStream } from './events.js';
+import { type JobRetryOptions, TaskQueue } from './jobs.js';
+import { type RuntimeNames, runtimeNames } from './keys.js';
+import { RedisTaskStore } from './record-store.js';
+import { QUEUED_MESSAGE } from './status-mapping.js';
+import { TaskWorker, type TaskWorkerSettings } from './worker.js';
+
+export interface BullmqRuntimeOptions {
+  /** A `redis://` URL or ioredis options; the runtime opens its own connections from it. */
+  readonly connection: RedisConnection;
+  /** BullMQ key prefix, shared by every process of the app (default `mcp`). */
+  readonly prefix?: string;
+  /** Queue name (default `tasks`). */
+  readonly queue?: string;
+  /** Longest a create/get/list/cancel waits for Redis before RUNTIME_UNAVAILABLE (default 3000 ms). */
+  readonly operationTimeoutMs?: number;
+  readonly retry?: JobRetryOptions;
+  /**
+   * Lifetime of a record whose job is not yet confirmed (default 15 s): if creation dies half-way,
+   * the record removes itself after this long instead of showing a task nobody will run.
+   */
+  readonly provisionalTtlMs?: number;
+  /** Also run tasks in this process. Omit in a server that leaves all work to worker processes. */
+  readonly worker?: TaskWorkerSettings;
+  readonly logger?: Logger;
+  readonly clock?: () => number;
+}
+
+export class BullmqTaskRuntime implements TaskRuntime {
+  readonly kind = 'bullmq';
+  readonly durable = true;
+  readonly names: RuntimeNames;
+  /** The in-process worker, when the `worker` option asked for one. */
+  readonly worker: TaskWorker | undefined;
+
+  private readonly client: Redis;
+  private readonly subscriber: Redis;
+  private readonly store: RedisTaskStore;
+  private readonly queue: TaskQueue;
+  private readonly events: TaskEventStream;
+  private readonly logger: Logger;
+  private readonly operationTimeoutMs: number;
+  private readonly provisionalTtlMs: number;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: BullmqRuntimeOptions) {
+    this.names = runtimeNames(options.prefix, options.queue);
+    this.logger = options.logger ?? createConsoleLogger();
+    this.operationTimeoutMs = options.operationTimeoutMs ?? 3000;
+    this.provisionalTtlMs = options.provisionalTtlMs ?? 15_000;
+    this.client = createRedisClient(options.connection, 'request', this.logger, `${this.names.queue}:runtime`);
+    this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
+    this.store = new RedisTaskStore(this.client, this.names, options.clock);
+    this.queue = new TaskQueue(this.client, this.names, {
+      attempts: options.retry?.attempts ?? 3,
+      backoffMs: options.retry?.backoffMs ?? 1000,
+    });
+    this.events = new TaskEventStream(this.subscriber, this.names.eventsChannel, this.logger);
+    this.worker = options.worker
+      ? new TaskWorker({
+          ...options.worker,
+          connection: options.connection,
+          prefix: this.names.prefix,
+          queue: this.names.queue,
+          logger: options.worker.logger ?? this.logger,
+          ...(options.clock && { clock: options.clock }),
+        })
+      : undefined;
+  }
+
+  /**
+   * Record first (with a short provisional expiry), then the job, then the real expiry. A
+   * failure after the record exists undoes what it can; whatever it cannot (Redis gone) undoes
+   * itself: the record expires, and a worker skips a job whose record is missing.
+   */
+  async create(record: NewTaskRecord): Promise<TaskRecord> {
+    return this.guard('create a task', async (signal) => {
+      const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
+      await this.store.insert(stored, this.provisionalTtlMs);
+      try {
+        signal.throwIfAborted();
+        await this.queue.enqueue(stored);
+        signal.throwIfAborted();
+        await this.store.finalizeExpiry(stored);
+      } catch (error) {
+        void this.undoCreate(stored);
+        throw error;
+      }
+      return stored;
+    });
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    return this.guard('read a task', () => this.store.get(taskId));
+  }
+
+  async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
+    return this.guard('list tasks', () => this.store.list(owner, limit, after));
+  }
+
+  /**
+   * The record turns `cancelled` first (the durable fact every worker checks before running),
+   * and the same Redis script tells the workers, so the one running the task aborts it. A job
+   * still waiting is then removed so it never takes a worker slot.
+   */
+  async cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined> {
+    return this.guard('cancel a task', async () => {
+      const result = await this.store.update(
+        taskId,
+        (current) => (isTerminal(current.status) ? undefined : { status: 'cancelled', statusMessage }),
+        { channel: this.names.cancelChannel, message: taskId },
+      );
+      if (result?.changed) {
+        try {
+          await this.queue.removeUnlessRunning(taskId);
+        } catch (error) {
+          // Not needed for correctness: a worker that takes the job finds the record cancelled.
+          this.logger.warn('Could not remove the job of a cancelled task', { taskId, error: String(error) });
+        }
+      }
+      return result?.record;
+    });
+  }
+
+  subscribe(listener: TaskListener): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.worker?.close();
+      await this.queue.close().catch(() => {});
+      await this.events.close();
+      await Promise.all([closeClient(this.subscriber), closeClient(this.client)]);
+    })();
+    return this.closing;
+  }
+
+  /**
+   * Every operation waits for the request connection and for the event subscription (so a
+   * caller that subscribes and then reads cannot miss a change), all under one deadline.
+   */
+  private guard<T>(what: string, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new TaskError('RUNTIME_UNAVAILABLE', 'The BullMQ task runtime is closed'));
+    return withDeadline(what, this.operationTimeoutMs, async (signal) => {
+      await whenReady(this.client, signal);
+      await this.events.ready;
+      signal.throwIfAborted();
+      return operation(signal);
+    });
+  }
+
+  /** Both halves independently: whichever failed to be created, the other must still go. */
+  private async undoCreate(record: TaskRecord): Promise<void> {
+    const results = await Promise.allSettled([
+      withDeadline('discard a half-created task', this.operationTimeoutMs, () => this.store.discard(record)),
+      withDeadline('remove the job of a half-created task', this.operationTimeoutMs, () =>
+        this.queue.removeUnlessRunning(record.taskId),
+      ),
+    ]);
+    const failures = results.flatMap((result) => (result.status === 'rejected' ? [String(result.reason)] : []));
+    if (failures.length > 0) {
+      this.logger.warn('A half-created task is left to expire by itself', { taskId: record.taskId, failures });
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * BullMQ job states → task status and message (the normative table in architecture.md).
+ * Pure functions, so the wording is tested without Redis and kept in one place.
+ *
+ * | job state                      | task                                    |
+ * |--------------------------------|-----------------------------------------|
+ * | waiting                        | working, `queued`                       |
+ * | delayed by retry back-off      | working, `retrying in 4s (attempt 2 of 3)` |
+ * | active                         | working, the method's latest progress   |
+ * | completed                      | the method's outcome                    |
+ * | failed after the last attempt  | failed, the error (or "worker lost")    |
+ * | cancelled                      | cancelled, the cancel message           |
+ */
+import { INTERNAL_ERROR_CODE } from '../../engine/outcomes.js';
+import type { TaskOutcome } from '../../engine/task.js';
+import type { TaskChange } from '../../engine/transitions.js';
+
+export const QUEUED_MESSAGE = 'queued';
+export const REQUEUED_AFTER_STALL_MESSAGE = 'queued again: the worker running it stopped responding';
+export const REQUEUED_AFTER_SHUTDOWN_MESSAGE = 'queued again: its worker shut down';
+
+/** BullMQ's failedReason when a job exceeded `maxStalledCount` (worker.js, moveStalledJobsToWait-9.lua). */
+const STALLED_REASON = 'job stalled more than allowable limit';
+
+/** A job starts running: the runtime's own note (`queued`, `retrying…`) gives way to the method's progress. */
+export const STARTED: TaskChange = { status: 'working', statusMessage: null };
+
+export function progressChange(message: string): TaskChange {
+  return { status: 'working', statusMessage: message };
+}
+
+export function requeuedChange(message: string): TaskChange {
+  return { status: 'working', statusMessage: message };
+}
+
+/**
+ * The job failed an attempt and BullMQ will run it again: after `delayMs` (back-off), or at
+ * once when `delayMs` is 0. `attemptsMade` counts the attempts used so far.
+ */
+export function retryChange(delayMs: number, attemptsMade: number, attempts: number): TaskChange {
+  const attempt = `attempt ${attemptsMade + 1} of ${attempts}`;
+  const statusMessage = delayMs > 0 ? `retrying in ${formatDelay(delayMs)} (${attempt})` : `retrying now (${attempt})`;
+  return { status: 'working', statusMessage };
+}
+
+/** The job failed for good: its last attempt failed, or it stalled too often. */
+export function finalFailureOutcome(failedReason: string): TaskOutcome {
+  const message =
+    failedReason === STALLED_REASON
+      ? 'The worker running this task was lost: it stopped responding, and the task used up its recoveries'
+      : failedReason || 'The task failed in its worker';
+  return { kind: 'error', error: { code: INTERNAL_ERROR_CODE, message } };
+}
+
+function formatDelay(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 120) return `${seconds}s`;
+  return `${Math.round(seconds / 60)}min`;
+}

@@ -1,0 +1,155 @@
+/**
+ * What the contract suite cannot see: work in other Node processes. A worker process cancelled
+ * from here, its record changes reaching listeners here, a graceful SIGTERM, and jobs of
+ * SIGKILLed workers recovered by others until the task fails as "worker lost".
+ */
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { TaskEvent, TaskExecutor } from '../../src/engine/runtime.js';
+import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
+import { sleep } from '../contract/runtime-contract.js';
+import { ChildWorker } from './child-worker.js';
+import {
+  deleteKeysUnder,
+  describeWithRedis,
+  newRecord,
+  quietLogger,
+  REDIS_URL,
+  randomPrefix,
+  waitForRecord,
+} from './support.js';
+
+/** Short lock and stall timings, the same in every process (bullmq-notes §4). */
+const FAST_STALLS = { LOCK_MS: 1000, STALLED_MS: 500 };
+
+describeWithRedis('bullmq runtime across processes', () => {
+  let prefix: string;
+  let closers: (() => Promise<unknown>)[];
+
+  beforeEach(() => {
+    prefix = randomPrefix();
+    closers = [];
+  });
+
+  afterEach(async () => {
+    for (const close of closers.reverse()) await close();
+    await deleteKeysUnder(prefix);
+  });
+
+  function startChild(settings: Record<string, number> = {}): ChildWorker {
+    const child = new ChildWorker(prefix, settings);
+    closers.push(() => child.stop());
+    return child;
+  }
+
+  function startRuntime(): BullmqTaskRuntime {
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    closers.push(() => runtime.close());
+    return runtime;
+  }
+
+  it('cancels a method running in another process, and relays every change of its record here', async () => {
+    const child = startChild();
+    const runtime = startRuntime();
+    await child.ready();
+    const events: TaskEvent[] = [];
+    runtime.subscribe((event) => events.push(event));
+
+    const task = await runtime.create(newRecord({ script: 'progress-then-wait', text: 'step 1 of 3' }));
+    await waitForRecord(runtime, task.taskId, (record) => record.statusMessage === 'step 1 of 3');
+    const cancelledAt = Date.now();
+    const cancelled = await runtime.cancel(task.taskId, 'cancelled by client');
+    expect(cancelled?.status).toBe('cancelled');
+    await child.waitFor((report) => report.event === 'aborted' && report.taskId === task.taskId);
+    expect(Date.now() - cancelledAt).toBeLessThan(1000);
+
+    // The method returned a result after the abort; terminal is sticky, so that result was dropped.
+    await sleep(200);
+    const after = await runtime.get(task.taskId);
+    expect(after?.status).toBe('cancelled');
+    expect(after?.outcome).toBeUndefined();
+    const seen = events
+      .filter((e) => e.record.taskId === task.taskId)
+      .map((e) => [e.record.status, e.record.statusMessage]);
+    expect(seen).toEqual([
+      ['working', 'queued'],
+      ['working', undefined],
+      ['working', 'step 1 of 3'],
+      ['cancelled', 'cancelled by client'],
+    ]);
+
+    // A task finished by the other process wakes a waiter here.
+    const quick = await runtime.create(newRecord({ script: 'finish', text: 'from afar' }));
+    const done = await waitForRecord(runtime, quick.taskId, (record) => record.status === 'completed');
+    expect(done.outcome).toEqual({
+      kind: 'result',
+      result: { content: [{ type: 'text', text: 'from afar' }] },
+      isError: false,
+    });
+  });
+
+  it('on SIGTERM a worker process aborts its methods after the grace period and hands their jobs back', async () => {
+    const child = startChild({ GRACE_MS: 300 });
+    const runtime = startRuntime();
+    await child.ready();
+    const task = await runtime.create(newRecord({ script: 'progress-then-wait', text: 'busy' }));
+    await waitForRecord(runtime, task.taskId, (record) => record.statusMessage === 'busy');
+
+    child.kill('SIGTERM');
+    expect(await child.exited).toBe(0);
+    const requeued = await runtime.get(task.taskId);
+    expect(requeued).toMatchObject({ status: 'working', statusMessage: 'queued again: its worker shut down' });
+
+    // Another worker takes the job from the queue and finishes it.
+    const executor: TaskExecutor = {
+      execute: async () => ({ kind: 'result', result: { content: [] }, isError: false }),
+    };
+    const worker = new TaskWorker({ connection: REDIS_URL, prefix, executor, logger: quietLogger });
+    closers.push(() => worker.close());
+    expect((await waitForRecord(runtime, task.taskId, (record) => record.status === 'completed')).status).toBe(
+      'completed',
+    );
+  });
+
+  it('recovers the job of a SIGKILLed worker in another worker, and fails the task when that one is lost too', async () => {
+    const first = startChild(FAST_STALLS);
+    const second = startChild(FAST_STALLS);
+    const runtime = startRuntime();
+    await Promise.all([first.ready(), second.ready()]);
+    const events: TaskEvent[] = [];
+    runtime.subscribe((event) => events.push(event));
+
+    const task = await runtime.create(newRecord({ script: 'hang' }));
+    const startedIn = (child: ChildWorker) =>
+      child.waitFor((report) => report.event === 'started' && report.taskId === task.taskId, 8000);
+    const victim = await Promise.any([startedIn(first).then(() => first), startedIn(second).then(() => second)]);
+    const rescuer = victim === first ? second : first;
+    const killedAt = Date.now();
+    victim.kill('SIGKILL');
+    await startedIn(rescuer);
+    const rescuedAfter = Date.now() - killedAt;
+    expect(rescuedAfter).toBeLessThan(5000);
+    expect(
+      events.some((e) => e.record.taskId === task.taskId && e.record.statusMessage?.startsWith('queued again')),
+    ).toBe(true);
+
+    // maxStalledCount 1: the second loss is final. A live worker (here, in this process) writes the failure.
+    rescuer.kill('SIGKILL');
+    const executor: TaskExecutor = {
+      execute: async () => {
+        throw new Error('a job that stalled too often must not run again');
+      },
+    };
+    const worker = new TaskWorker({
+      connection: REDIS_URL,
+      prefix,
+      executor,
+      lockDurationMs: FAST_STALLS.LOCK_MS,
+      stalledIntervalMs: FAST_STALLS.STALLED_MS,
+      logger: quietLogger,
+    });
+    closers.push(() => worker.close());
+    const failed = await waitForRecord(runtime, task.taskId, (record) => record.status === 'failed', 8000);
+    expect(failed.statusMessage).toMatch(/worker running this task was lost/);
+    expect(failed.outcome).toMatchObject({ kind: 'error', error: { code: -32603 } });
+  });
+});

@@ -1,0 +1,173 @@
+/**
+ * Runtime behaviour the contract suite cannot see: what is in Redis (expiry, owner index, the
+ * queue), a restart of the server-side runtime, and an unreachable Redis.
+ */
+import { Queue } from 'bullmq';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { TaskExecutor } from '../../src/engine/runtime.js';
+import type { TaskRecord } from '../../src/engine/task.js';
+import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
+import { sleep } from '../contract/runtime-contract.js';
+import {
+  deleteKeysUnder,
+  describeWithRedis,
+  newRecord,
+  quietLogger,
+  REDIS_URL,
+  randomPrefix,
+  waitForRecord,
+  withRedis,
+} from './support.js';
+
+/** Records the tasks it was asked to run and finishes each at once. */
+class CountingExecutor implements TaskExecutor {
+  readonly ran: string[] = [];
+  async execute(record: TaskRecord) {
+    this.ran.push(record.taskId);
+    return { kind: 'result' as const, result: { content: [{ type: 'text', text: 'ok' }] }, isError: false };
+  }
+}
+
+describeWithRedis('bullmq runtime storage', () => {
+  let prefix: string;
+  let closers: (() => Promise<unknown>)[];
+
+  beforeEach(() => {
+    prefix = randomPrefix();
+    closers = [];
+  });
+
+  afterEach(async () => {
+    for (const close of closers.reverse()) await close();
+    await deleteKeysUnder(prefix);
+  });
+
+  function startRuntime(): BullmqTaskRuntime {
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    closers.push(() => runtime.close());
+    return runtime;
+  }
+
+  function startWorker(executor: TaskExecutor): TaskWorker {
+    const worker = new TaskWorker({ connection: REDIS_URL, prefix, executor, logger: quietLogger });
+    closers.push(() => worker.close());
+    return worker;
+  }
+
+  it('keeps a task across a restart of the runtime, and a worker started later runs it', async () => {
+    const before = startRuntime();
+    const created = await before.create(newRecord({}));
+    await before.close();
+
+    const after = startRuntime();
+    expect(await after.get(created.taskId)).toEqual(created);
+    expect((await after.list('alice', 10)).records.map((r) => r.taskId)).toEqual([created.taskId]);
+    const executor = new CountingExecutor();
+    startWorker(executor);
+    const done = await waitForRecord(after, created.taskId, (record) => record.status === 'completed');
+    expect(done.statusMessage).toBeUndefined();
+    expect(executor.ran).toEqual([created.taskId]);
+  });
+
+  it('expires records at createdAt + ttlMs through Redis, and drops expired ids from the owner index', async () => {
+    const runtime = startRuntime();
+    const shortLived = await runtime.create(newRecord({}, { ttlMs: 300 }));
+    const kept = await runtime.create(newRecord({}, { ttlMs: 60_000 }));
+    const forever = await runtime.create(newRecord({}, { owner: 'bob', ttlMs: null }));
+    const names = runtime.names;
+    await withRedis(async (redis) => {
+      expect(await redis.pexpiretime(names.record(shortLived.taskId))).toBe(shortLived.createdAt + 300);
+      expect(await redis.pexpiretime(names.record(kept.taskId))).toBe(kept.createdAt + 60_000);
+      // The owner index lives as long as its longest-lived task.
+      expect(await redis.pexpiretime(names.owner('alice'))).toBe(kept.createdAt + 60_000);
+      expect(await redis.pttl(names.record(forever.taskId))).toBe(-1);
+      expect(await redis.pttl(names.owner('bob'))).toBe(-1);
+    });
+
+    await sleep(shortLived.createdAt + 300 - Date.now() + 50);
+    expect(await runtime.get(shortLived.taskId)).toBeUndefined();
+    expect((await runtime.list('alice', 10)).records.map((r) => r.taskId)).toEqual([kept.taskId]);
+    await withRedis(async (redis) => {
+      expect(await redis.zrange(names.owner('alice'), '0', '-1')).toEqual([kept.taskId]);
+    });
+  });
+
+  it('lists tasks created in the same millisecond by id, across pages, each once', async () => {
+    const runtime = startRuntime();
+    const createdAt = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await runtime.create(newRecord({}, { createdAt }))).taskId);
+    const seen: string[] = [];
+    let page = await runtime.list('alice', 2);
+    seen.push(...page.records.map((r) => r.taskId));
+    while (page.next) {
+      page = await runtime.list('alice', 2, page.next);
+      seen.push(...page.records.map((r) => r.taskId));
+    }
+    expect(seen).toEqual([...ids].sort());
+  });
+
+  it('removes a waiting job on cancel, so no worker ever runs it', async () => {
+    const runtime = startRuntime();
+    const task = await runtime.create(newRecord({}));
+    const queue = new Queue(runtime.names.queue, { connection: { url: REDIS_URL }, prefix });
+    closers.push(() => queue.close());
+    expect(await queue.getJobState(task.taskId)).toBe('waiting');
+
+    expect((await runtime.cancel(task.taskId, 'cancelled by client'))?.status).toBe('cancelled');
+    expect(await queue.getJobState(task.taskId)).toBe('unknown');
+    const executor = new CountingExecutor();
+    await startWorker(executor).started;
+    const other = await runtime.create(newRecord({}));
+    await waitForRecord(runtime, other.taskId, (record) => record.status === 'completed');
+    expect(executor.ran).toEqual([other.taskId]);
+  });
+
+  it('skips a job whose record is missing (its creation died half-way, or it expired in the queue)', async () => {
+    const runtime = startRuntime();
+    const queue = new Queue(runtime.names.queue, { connection: { url: REDIS_URL }, prefix });
+    closers.push(() => queue.close());
+    await queue.add('t', { tool: 't' }, { jobId: 'orphan-job' });
+    const executor = new CountingExecutor();
+    await startWorker(executor).started;
+    const task = await runtime.create(newRecord({}));
+    await waitForRecord(runtime, task.taskId, (record) => record.status === 'completed');
+    expect(executor.ran).toEqual([task.taskId]);
+    // Taken and finished without running anything (this job kept BullMQ's default retention).
+    expect(await queue.getJobState('orphan-job')).toBe('completed');
+  });
+
+  it('reports RUNTIME_UNAVAILABLE within its deadline when Redis cannot be reached, and closes without hanging', async () => {
+    // Nothing listens on port 1.
+    const runtime = new BullmqTaskRuntime({
+      connection: 'redis://127.0.0.1:1',
+      prefix,
+      operationTimeoutMs: 1500,
+      logger: quietLogger,
+    });
+    closers.push(() => runtime.close());
+    const startedAt = Date.now();
+    const results = await Promise.allSettled([runtime.create(newRecord({})), runtime.get('some-task')]);
+    const elapsed = Date.now() - startedAt;
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
+    }
+    expect(elapsed).toBeLessThan(2500);
+  });
+  it('undoes the record when enqueuing the job fails, so no half-created task remains', async () => {
+    const runtime = startRuntime();
+    // A real Redis failure: BullMQ's add script appends to the queue's event stream, and a
+    // string under that key makes it fail with WRONGTYPE after our record was written.
+    await withRedis((redis) => redis.set(`${prefix}:${runtime.names.queue}:events`, 'not a stream'));
+    const record = newRecord({});
+    await expect(runtime.create(record)).rejects.toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
+    await expect
+      .poll(() => withRedis((redis) => redis.exists(runtime.names.record(record.taskId))), { timeout: 2000 })
+      .toBe(0);
+    await withRedis(async (redis) => {
+      expect(await redis.zscore(runtime.names.owner('alice'), record.taskId)).toBeNull();
+    });
+    expect(await runtime.get(record.taskId)).toBeUndefined();
+  });
+});

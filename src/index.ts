@@ -14,8 +14,18 @@ export type { PrincipalResolver, PrincipalSource } from './host/principal.js';
 export { defaultPrincipalResolver } from './host/principal.js';
 export type { RunOptions } from './host/run.js';
 export { runTaskServer } from './host/run.js';
+export type { RedisSetup, RuntimeChoice } from './host/runtime-choice.js';
 export type { ListeningServer, ListenOptions, TaskServer, TaskServerOptions } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
+export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
+export { createTaskWorker, runTaskWorkers } from './host/workers.js';
+export type {
+  BullmqRuntimeOptions,
+  JobRetryOptions,
+  RedisConnection,
+  TaskWorkerSettings,
+} from './runtime/bullmq/index.js';
+export { BullmqTaskRuntime, TaskWorker } from './runtime/bullmq/index.js';
 export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
 export type { TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
 export type {

@@ -30,7 +30,9 @@ function markMethod(apply: (method: Function, name: string) => void): MethodDeco
     if (isStandard) {
       const context = second as ClassMethodDecoratorContext;
       if (context.kind !== 'method' || context.static) {
-        throw new TypeError(`@Task, @Tool and @NeedsInput apply to instance methods, not to a ${context.static ? 'static ' : ''}${context.kind}`);
+        throw new TypeError(
+          `@Task, @Tool and @NeedsInput apply to instance methods, not to a ${context.static ? 'static ' : ''}${context.kind}`,
+        );
       }
       apply(first as Function, String(context.name));
       return;

@@ -2,6 +2,7 @@
  * The entry point most apps need: serve over Streamable HTTP (or stdio with `--stdio`), print
  * where, and shut down cleanly on SIGTERM/SIGINT.
  */
+import { redisFromEnvironment } from './runtime-choice.js';
 import { createTaskServer, type ListenOptions, type TaskServer, type TaskServerOptions } from './task-server.js';
 
 export interface RunOptions extends TaskServerOptions {
@@ -10,8 +11,19 @@ export interface RunOptions extends TaskServerOptions {
   readonly listen?: ListenOptions;
 }
 
+/**
+ * Reads `REDIS_URL` (the BullMQ runtime; `REDIS_PREFIX` namespaces its keys) and `WORKERS`
+ * (tasks this process runs at once; `0` leaves them to worker processes) from the
+ * environment unless the options say otherwise.
+ */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
-  const server = createTaskServer(options);
+  const redis = options.redis ?? redisFromEnvironment();
+  const workers = options.workers ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
+  const server = createTaskServer({
+    ...options,
+    ...(redis && { redis }),
+    ...(workers !== undefined && { workers }),
+  });
   const argv = options.argv ?? process.argv.slice(2);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -14,16 +14,16 @@ import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
-import { MemoryTaskRuntime } from '../runtime/memory/memory-runtime.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { createConsoleLogger, type Logger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
+import { chooseRuntime, describeRuntime, type RuntimeChoice } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
 
-export interface TaskServerOptions {
+export interface TaskServerOptions extends RuntimeChoice {
   /** The `taskManifest` exported by the module `mcp-taskgen` generated. */
   readonly manifest: TaskManifest;
   /** Instances of the decorated classes. Each tool runs on the instance of its class. */
@@ -34,12 +34,10 @@ export interface TaskServerOptions {
   readonly title?: string;
   readonly instructions?: string;
   /**
-   * Where tasks are stored and run. Default: the in-process runtime (tasks end with the
-   * process). Pass a runtime, or a factory that receives the executor for your tools.
+   * A runtime of your own, or a factory that receives the executor for your tools. Default:
+   * BullMQ when `redis` is set, else the in-process runtime (tasks end with the process).
    */
   readonly runtime?: TaskRuntime | ((executor: TaskExecutor) => TaskRuntime);
-  /** For the default in-process runtime: tasks running at once (default: unlimited). */
-  readonly concurrency?: number;
   /** Retention and polling limits. */
   readonly policy?: Partial<TaskPolicy>;
   /** Tasks per `tasks/list` page (default 50). */
@@ -86,11 +84,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
-      : (options.runtime ??
-        new MemoryTaskRuntime({
-          executor: registry,
-          ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-        }));
+      : (options.runtime ?? chooseRuntime(options, registry, logger));
   const engine = new TaskEngine({
     runtime,
     ...(options.policy && { policy: options.policy }),
@@ -128,11 +122,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const front = new HttpFront((unit) => serverFor({ ...unit, transport: 'http' }), principals, logger, options.http);
   const listeners = new Set<ListeningServer>();
   const stdioHandles = new Set<StdioServerHandle>();
-  logger.info(
-    runtime.durable
-      ? `task runtime: ${runtime.kind} (tasks survive restarts of this process)`
-      : `task runtime: ${runtime.kind} (in-process: tasks are lost when this process stops; set REDIS_URL for durable tasks)`,
-  );
+  logger.info(describeRuntime(runtime, options.workers));
 
   return {
     engine,
@@ -151,6 +141,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);
           return;
         }
+        flushEventStreamHeaders(res);
         void handle(req, res);
       });
       await new Promise<void>((resolve, reject) => {
@@ -186,4 +177,20 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       await runtime.close();
     },
   };
+}
+
+/**
+ * The SDK's node adapter writes the head of a response but sends it only with the first body
+ * chunk, so a client opening the standalone SSE stream waits for the first event (up to the
+ * keep-alive, ~15 s) just to see the headers. Event streams get their headers sent at once.
+ */
+function flushEventStreamHeaders(res: http.ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => http.ServerResponse;
+  res.writeHead = ((...args: unknown[]) => {
+    const result = writeHead(...args);
+    const headers = args.find((arg): arg is Record<string, unknown> => typeof arg === 'object' && arg !== null);
+    const type = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    if (String(type ?? '').includes('text/event-stream')) res.flushHeaders();
+    return result;
+  }) as typeof res.writeHead;
 }

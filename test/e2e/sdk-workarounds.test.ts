@@ -82,7 +82,9 @@ describe('SDK workarounds (sdk-hosting.md §3)', () => {
     const sessionId = init.headers.get('mcp-session-id');
     expect(sessionId).toMatch(/^[\x21-\x7e]+$/);
     await init.text();
+    // Its headers must come at once, not with the first event (see flushEventStreamHeaders).
     const controller = new AbortController();
+    const tooSlow = setTimeout(() => controller.abort(new Error('SSE headers were not flushed')), 5_000);
     const stream = await fetch(running.url, {
       method: 'GET',
       headers: {
@@ -92,6 +94,7 @@ describe('SDK workarounds (sdk-hosting.md §3)', () => {
       },
       signal: controller.signal,
     });
+    clearTimeout(tooSlow);
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toContain('text/event-stream');
     controller.abort();

@@ -87,7 +87,12 @@ describe('cursors and ids', () => {
   it('round-trips a position and rejects anything else with INVALID_CURSOR', () => {
     const position = { createdAt: 1_700_000_000_000, taskId: 'abc_-1' };
     expect(decodeCursor(encodeCursor(position))).toEqual(position);
-    for (const bad of ['', 'xyz', Buffer.from('[2,1,"a"]').toString('base64url'), Buffer.from('{}').toString('base64url')]) {
+    for (const bad of [
+      '',
+      'xyz',
+      Buffer.from('[2,1,"a"]').toString('base64url'),
+      Buffer.from('{}').toString('base64url'),
+    ]) {
       expect(() => decodeCursor(bad)).toThrow(expect.objectContaining({ code: 'INVALID_CURSOR' }));
     }
   });

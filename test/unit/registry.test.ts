@@ -57,14 +57,20 @@ function tools(overrides: Partial<TaskToolDefinition<Shop, never>> = {}): TaskTo
 const signal = new AbortController().signal;
 
 describe('ToolRegistry', () => {
-  const registry = new ToolRegistry({ manifest: defineTaskManifest({ formatVersion: 1, tools: tools() }), instances: [new Shop()] });
+  const registry = new ToolRegistry({
+    manifest: defineTaskManifest({ formatVersion: 1, tools: tools() }),
+    instances: [new Shop()],
+  });
   const run = (name: string, args: unknown) => registry.runInline(registry.get(name), args, { signal });
 
   it('shapes an object result as structuredContent plus its JSON text', async () => {
     expect(await run('order', { sku: 'a', quantity: 2 })).toEqual({
       kind: 'result',
       isError: false,
-      result: { content: [{ type: 'text', text: '{"orderId":"o-a","total":4}' }], structuredContent: { orderId: 'o-a', total: 4 } },
+      result: {
+        content: [{ type: 'text', text: '{"orderId":"o-a","total":4}' }],
+        structuredContent: { orderId: 'o-a', total: 4 },
+      },
     });
   });
 
@@ -100,17 +106,24 @@ describe('ToolRegistry', () => {
       /Shop\.unmarked \(shop\.ts:3:3\) is listed as a task .* carries no @Task\/@Tool mark.*npx mcp-taskgen/,
     );
     const missing = tools({ target: { class: Shop, method: 'gone' } });
-    expect(() => new ToolRegistry({ manifest: { formatVersion: 1, tools: missing }, instances: [] })).toThrow(/does not exist/);
+    expect(() => new ToolRegistry({ manifest: { formatVersion: 1, tools: missing }, instances: [] })).toThrow(
+      /does not exist/,
+    );
   });
 
   it('refuses a manifest of another format version', () => {
-    expect(() => new ToolRegistry({ manifest: { formatVersion: 2 as 1, tools: [] }, instances: [] })).toThrow(/format 2/);
+    expect(() => new ToolRegistry({ manifest: { formatVersion: 2 as 1, tools: [] }, instances: [] })).toThrow(
+      /format 2/,
+    );
   });
 
   it('fails the run, not the process, when no instance of the class was given', async () => {
     const bare = new ToolRegistry({ manifest: { formatVersion: 1, tools: tools() }, instances: [] });
     const outcome = await bare.runInline(bare.get('order'), { sku: 'a', quantity: 1 }, { signal });
-    expect(outcome).toMatchObject({ kind: 'error', error: { code: -32603, message: expect.stringMatching(/No instance of Shop/) } });
+    expect(outcome).toMatchObject({
+      kind: 'error',
+      error: { code: -32603, message: expect.stringMatching(/No instance of Shop/) },
+    });
   });
 
   it('passes the context through to the method', async () => {

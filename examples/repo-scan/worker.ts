@@ -1,0 +1,5 @@
+/** A worker process for the repo-scan example: `REDIS_URL=redis://127.0.0.1:6379 npm run worker`. */
+import { runTaskWorkers } from 'mcp-task-server';
+import { app } from './app.js';
+
+await runTaskWorkers(app);

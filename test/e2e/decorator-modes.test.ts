@@ -1,0 +1,77 @@
+/**
+ * `@Task` and `@Tool` work under both decorator modes: the library and the repo-scan example
+ * are compiled with `tsc` once with TC39 standard decorators and once with
+ * `experimentalDecorators`, and each build is started and driven over stdio by the v1 client.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const buildRoot = path.join(repoRoot, '.tmp', 'decorator-modes');
+
+afterAll(() => rm(buildRoot, { recursive: true, force: true }));
+
+async function build(mode: 'standard' | 'legacy'): Promise<string> {
+  const dir = path.join(buildRoot, mode);
+  const out = path.join(dir, 'out');
+  await mkdir(out, { recursive: true });
+  await writeFile(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      extends: '../../../tsconfig.build.json',
+      compilerOptions: {
+        rootDir: '../../..',
+        outDir: './out',
+        declaration: false,
+        sourceMap: false,
+        experimentalDecorators: mode === 'legacy',
+      },
+      include: ['../../../src', '../../../examples/repo-scan'],
+      exclude: ['../../../**/*.test.ts'],
+    }),
+  );
+  // The build is its own copy of the package, so `mcp-task-server` resolves to it.
+  await writeFile(
+    path.join(out, 'package.json'),
+    JSON.stringify({ name: 'mcp-task-server', type: 'module', exports: { '.': './src/index.js' } }),
+  );
+  const tsc = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+    encoding: 'utf8',
+  });
+  expect(tsc.stdout + tsc.stderr, `tsc (${mode}) failed`).toBe('');
+  expect(tsc.status).toBe(0);
+  return path.join(out, 'examples/repo-scan/server.js');
+}
+
+describe.each(['standard', 'legacy'] as const)('decorators compiled by tsc in %s mode', (mode) => {
+  it('serve a working task server', async () => {
+    const entry = await build(mode);
+    const client = new Client({ name: `decorators-${mode}`, version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [entry, '--stdio'],
+        cwd: repoRoot,
+        env: { ...(process.env as Record<string, string>), SCAN_ROOT: repoRoot, MCP_TASK_LOG_LEVEL: 'warn' },
+        stderr: 'inherit',
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['list_directories', 'scan_repository']);
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'scan_repository', arguments: { path: 'src/decorators' }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const result = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+      expect(result.structuredContent).toMatchObject({ path: 'src/decorators', files: 3 });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});

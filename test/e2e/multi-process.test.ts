@@ -1,0 +1,110 @@
+/**
+ * The conformance fixture on the BullMQ runtime as it is deployed: two server processes that
+ * run no tasks (WORKERS=0) and two worker processes, sharing one Redis. A task created through
+ * one server is polled, cancelled and collected through the other, in both dialects, and
+ * survives a server restart.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  TaskStatusNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
+import { type AppProcess, startAppProcess } from './processes.js';
+import { connectV1, pollUntil, rpc2026 } from './support.js';
+
+describeWithRedis('servers and workers in separate processes', () => {
+  const prefix = randomPrefix();
+  const env = { REDIS_URL, REDIS_PREFIX: prefix };
+  const processes: AppProcess[] = [];
+  const clients: Client[] = [];
+  let serverA: AppProcess;
+  let serverB: AppProcess;
+
+  beforeAll(async () => {
+    const started = await Promise.all([
+      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }),
+      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }),
+      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
+      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
+    ]);
+    processes.push(...started);
+    [, , serverA, serverB] = started as [AppProcess, AppProcess, AppProcess, AppProcess];
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((client) => client.close()));
+    await Promise.allSettled(processes.map((process) => process.stop()));
+    await deleteKeysUnder(prefix);
+  });
+
+  async function client(server: AppProcess): Promise<Client> {
+    const connected = await connectV1(server.url as string);
+    clients.push(connected);
+    return connected;
+  }
+
+  it('creates through one server, collects through the other, and pushes status from a worker', async () => {
+    const alice = await client(serverA);
+    const statuses: string[] = [];
+    alice.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+      statuses.push(`${n.params.taskId}:${n.params.status}`);
+    });
+    const created = await alice.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 1, label: 'shared' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const taskId = created.task.taskId;
+    const other = await client(serverB);
+    expect((await other.experimental.tasks.getTask(taskId)).taskId).toBe(taskId);
+    const result = await other.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'Computed shared in 1s' }]);
+    // The worker process completed it; the session on server A hears about it.
+    await pollUntil(
+      async () => statuses,
+      (seen) => seen.includes(`${taskId}:completed`),
+    );
+  });
+
+  it('cancels through the other server a task a worker is running', async () => {
+    const created = await (await client(serverA)).request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 60, label: 'cancel' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const other = await client(serverB);
+    await pollUntil(
+      () => other.experimental.tasks.getTask(created.task.taskId),
+      (task) => task.statusMessage === 'computing cancel',
+    );
+    expect((await other.experimental.tasks.cancelTask(created.task.taskId)).status).toBe('cancelled');
+    expect((await (await client(serverA)).experimental.tasks.getTask(created.task.taskId)).status).toBe('cancelled');
+  });
+
+  it('serves 2026-07-28 clients across servers the same way', async () => {
+    const created = await rpc2026(serverB.url as string, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 0, label: 'modern' },
+    });
+    const taskId = created.result?.taskId as string;
+    const done = await pollUntil(
+      () => rpc2026(serverA.url as string, 'tasks/get', { taskId }),
+      (reply) => reply.result?.status === 'completed',
+    );
+    expect(done.result?.result).toMatchObject({ content: [{ type: 'text', text: 'Computed modern in 0s' }] });
+  });
+
+  it('keeps every task pollable and its result retrievable after a server restart', async () => {
+    const created = await (await client(serverA)).request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'restart' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await serverA.stop();
+    serverA = await startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' });
+    processes.push(serverA);
+    const fresh = await client(serverA);
+    const result = await fresh.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'Computed restart in 0s' }]);
+  });
+});

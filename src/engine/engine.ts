@@ -127,21 +127,27 @@ export class TaskEngine {
       };
       const onAbort = () => finish(() => reject(signal?.reason));
       // Subscribe before reading so a change between the read and the subscription is not lost.
-      const unsubscribe = this.runtime.subscribe(({ record }) => {
-        if (record.taskId === taskId && accept(record)) finish(() => resolve(record));
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.get(caller, taskId).then(
-        (record) => {
-          if (accept(record)) finish(() => resolve(record));
+      const unsubscribe = this.runtime.subscribe(
+        ({ record }) => {
+          if (record.taskId === taskId && accept(record)) finish(() => resolve(record));
         },
-        (error: unknown) => finish(() => reject(error)),
+        // Changes may have been missed while the runtime's events were down: look again.
+        () => void check(),
       );
+      const check = () =>
+        this.get(caller, taskId).then(
+          (record) => {
+            if (accept(record)) finish(() => resolve(record));
+          },
+          (error: unknown) => finish(() => reject(error)),
+        );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void check();
     });
   }
 
-  subscribe(listener: TaskListener): () => void {
-    return this.runtime.subscribe(listener);
+  subscribe(listener: TaskListener, onGap?: () => void): () => void {
+    return this.runtime.subscribe(listener, onGap);
   }
 }
 

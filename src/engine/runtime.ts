@@ -48,8 +48,12 @@ export interface TaskRuntime {
    * wherever it runs. Returns the record as it is afterwards (unchanged if already terminal).
    */
   cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined>;
-  /** Every change to every task of this runtime, as soon as the runtime learns of it. */
-  subscribe(listener: TaskListener): () => void;
+  /**
+   * Every change to every task of this runtime, as soon as the runtime learns of it.
+   * `onGap` runs when changes may have been missed (the runtime's event connection dropped
+   * and is back); whoever waits for a state re-reads the task then.
+   */
+  subscribe(listener: TaskListener, onGap?: () => void): () => void;
   close(): Promise<void>;
 }
 

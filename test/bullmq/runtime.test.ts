@@ -4,6 +4,7 @@
  */
 import { Queue } from 'bullmq';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { TaskEngine } from '../../src/engine/engine.js';
 import type { TaskExecutor } from '../../src/engine/runtime.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
@@ -169,5 +170,45 @@ describeWithRedis('bullmq runtime storage', () => {
       expect(await redis.zscore(runtime.names.owner('alice'), record.taskId)).toBeNull();
     });
     expect(await runtime.get(record.taskId)).toBeUndefined();
+  });
+});
+
+describeWithRedis('bullmq runtime events after a dropped connection', () => {
+  const prefix = randomPrefix();
+  const closers: (() => Promise<unknown>)[] = [];
+
+  afterEach(async () => {
+    for (const close of closers.reverse()) await close();
+    await deleteKeysUnder(prefix);
+  });
+
+  it('wakes a waiter whose task ended while its event connection was down', async () => {
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    closers.push(() => runtime.close());
+    // A second runtime, so the completion is written through a connection that stays up.
+    const writer = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    closers.push(() => writer.close());
+    const engine = new TaskEngine({ runtime });
+    const task = await engine.create({ principal: 'alice' }, { tool: 't', args: {} });
+    const waiting = engine.waitForTerminal({ principal: 'alice' }, task.taskId);
+    await sleep(50);
+
+    // Drop the waiting runtime's event subscriber, then finish the task before it reconnects:
+    // the completion event is published while nobody of that runtime listens.
+    const subscriberName = `${runtime.names.queue}:events`;
+    await withRedis(async (client) => {
+      const list = (await client.client('LIST')) as string;
+      const ids = list
+        .split('\n')
+        .filter((line) => line.includes(` name=${subscriberName} `) && line.includes('sub=1'))
+        .map((line) => /id=(\d+)/.exec(line)?.[1]);
+      // Both runtimes' subscribers carry the name; the writer does not need its own.
+      expect(ids.length).toBe(2);
+      for (const id of ids) await client.client('KILL', 'ID', id as string);
+    });
+    await writer.cancel(task.taskId, 'cancelled during the outage');
+
+    const done = await Promise.race([waiting, sleep(5_000).then(() => undefined)]);
+    expect(done?.status).toBe('cancelled');
   });
 });

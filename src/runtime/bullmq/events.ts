@@ -7,7 +7,7 @@
  * older version after a newer one. What pub/sub cannot give is replay: messages published
  * while the subscriber is disconnected are lost (ioredis re-subscribes on reconnect). Readers
  * that wait for a state (the engine's `waitFor`) subscribe first and then read the record,
- * which covers every change after the read.
+ * which covers every change after the read, and read again when told of a gap.
  */
 import type { Redis } from 'ioredis';
 import type { TaskEvent, TaskListener } from '../../engine/runtime.js';
@@ -38,9 +38,23 @@ export class RedisChannelSubscription {
 
 export class TaskEventStream {
   private readonly listeners = new Set<TaskListener>();
+  private readonly gapListeners = new Set<() => void>();
   private readonly subscription: RedisChannelSubscription;
 
   constructor(subscriber: Redis, channel: string, logger: Logger) {
+    // After a reconnect, messages published while the connection was down are gone. Once the
+    // channel is subscribed again, tell the waiters so they re-read what they wait for.
+    let connectedBefore = false;
+    subscriber.on('ready', () => {
+      if (!connectedBefore) {
+        connectedBefore = true;
+        return;
+      }
+      subscriber.subscribe(channel).then(
+        () => this.emitGap(),
+        (error: unknown) => logger.warn('Could not subscribe to task events again', { error: String(error) }),
+      );
+    });
     this.subscription = new RedisChannelSubscription(subscriber, channel, (message) => {
       const event = decodeTaskEvent(message);
       if (!event) {
@@ -55,14 +69,29 @@ export class TaskEventStream {
     return this.subscription.ready;
   }
 
-  subscribe(listener: TaskListener): () => void {
+  subscribe(listener: TaskListener, onGap?: () => void): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (onGap) this.gapListeners.add(onGap);
+    return () => {
+      this.listeners.delete(listener);
+      if (onGap) this.gapListeners.delete(onGap);
+    };
   }
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.gapListeners.clear();
     await this.subscription.close();
+  }
+
+  private emitGap(): void {
+    for (const onGap of this.gapListeners) {
+      try {
+        onGap();
+      } catch {
+        // As for listeners: one failure must not stop the others.
+      }
+    }
   }
 
   private emit(event: TaskEvent): void {

@@ -133,8 +133,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
     });
   }
 
-  subscribe(listener: TaskListener): () => void {
-    return this.events.subscribe(listener);
+  subscribe(listener: TaskListener, onGap?: () => void): () => void {
+    return this.events.subscribe(listener, onGap);
   }
 
   close(): Promise<void> {

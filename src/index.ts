@@ -7,6 +7,7 @@
 
 export type { MethodDecorator, NeedsInputOptions, TaskOptions, ToolOptions } from './decorators/index.js';
 export { NeedsInput, Task, Tool } from './decorators/index.js';
+export { isTaskPaused, TaskPaused } from './engine/errors.js';
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
@@ -27,7 +28,7 @@ export type {
 } from './runtime/bullmq/index.js';
 export { BullmqTaskRuntime, TaskWorker } from './runtime/bullmq/index.js';
 export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
-export type { TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
+export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
 export type {
   AnyClass,
   JsonSchema,

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { TaskError, taskNotFound } from './errors.js';
+import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { TaskListener, TaskRuntime } from './runtime.js';
 import { isTerminal, type TaskRecord } from './task.js';
@@ -89,6 +90,26 @@ export class TaskEngine {
       throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${after.status}'`);
     }
     return after;
+  }
+
+  /**
+   * Delivers answers to the task's outstanding questions. Answers to keys that are not
+   * outstanding are ignored; invalid ones are refused and the question stays open.
+   */
+  async answer(
+    caller: Caller,
+    taskId: string,
+    responses: Readonly<Record<string, unknown>>,
+    check: AnswerCheck,
+  ): Promise<AnswerOutcome> {
+    await this.get(caller, taskId);
+    let outcome: AnswerOutcome = { change: undefined, accepted: [], rejected: {} };
+    const after = await this.runtime.answer(taskId, (current) => {
+      outcome = answerChange(current, responses, check);
+      return outcome.change;
+    });
+    if (!after) throw taskNotFound(taskId);
+    return outcome;
   }
 
   async list(caller: Caller, cursor?: string): Promise<TaskPage> {

@@ -28,3 +28,20 @@ export class TaskError extends Error {
 export function taskNotFound(taskId: string): TaskError {
   return new TaskError('TASK_NOT_FOUND', `Failed to retrieve task: Task not found (${taskId})`);
 }
+
+/**
+ * Thrown by `ExecutionControl.ask` when the runtime will not hold the method while a person
+ * answers: the run unwinds, the task waits (`input_required`) without using a worker, and the
+ * method runs again from the top once answered, replaying the answers and `step` results.
+ * Code that catches errors around `ctx.input` must let it through (see `isTaskPaused`).
+ */
+export class TaskPaused extends Error {
+  override readonly name = 'TaskPaused';
+  constructor(readonly keys: readonly string[]) {
+    super(`The task is paused until ${keys.map((key) => `'${key}'`).join(', ')} is answered`);
+  }
+}
+
+export function isTaskPaused(error: unknown): error is TaskPaused {
+  return error instanceof TaskPaused;
+}

@@ -6,7 +6,7 @@
  * engine hands it complete records.
  */
 
-import type { NewTaskRecord, TaskOutcome, TaskRecord } from './task.js';
+import type { InputAnswer, NewTaskRecord, PendingInput, TaskOutcome, TaskRecord } from './task.js';
 import type { TaskChange } from './transitions.js';
 
 /** Position in an owner's creation-ordered task list. */
@@ -49,6 +49,12 @@ export interface TaskRuntime {
    */
   cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined>;
   /**
+   * Applies a change computed from the freshest record (answers to the task's questions) and,
+   * when no question is left outstanding, resumes work that paused for them. `undefined` when
+   * the task is gone.
+   */
+  answer(taskId: string, decide: (current: TaskRecord) => TaskChange | undefined): Promise<TaskRecord | undefined>;
+  /**
    * Every change to every task of this runtime, as soon as the runtime learns of it.
    * `onGap` runs when changes may have been missed (the runtime's event connection dropped
    * and is back); whoever waits for a state re-reads the task then.
@@ -68,6 +74,14 @@ export interface ExecutionControl {
   /** Aborted on cancel or shutdown. */
   readonly signal: AbortSignal;
   report(update: ProgressUpdate): void;
+  /**
+   * The answer to the question `key`: at once when it was given before (a resumed run), else
+   * once the client answers. A runtime that will not hold the run that long rejects with
+   * `TaskPaused` and runs the method again when the answer comes.
+   */
+  ask(key: string, pending: PendingInput): Promise<InputAnswer>;
+  /** Runs `run` once over the task's life; later runs of the method get its stored result. */
+  step<T>(name: string, run: () => Promise<T>): Promise<T>;
 }
 
 /** Runs one task's work; provided by the tool layer so runtimes never see user code. */

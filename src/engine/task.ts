@@ -26,6 +26,22 @@ export type TaskOutcome =
   | { readonly kind: 'result'; readonly result: Readonly<Record<string, unknown>>; readonly isError: boolean }
   | { readonly kind: 'error'; readonly error: TaskErrorPayload };
 
+/**
+ * A question the running method asked (an MCP `elicitation/create` form). `params` is the
+ * request's params exactly as clients receive them; the engine never looks inside.
+ */
+export interface PendingInput {
+  /** The `@NeedsInput` name the key was derived from. */
+  readonly question: string;
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
+/** An answer as the client gave it: an MCP `ElicitResult`. */
+export interface InputAnswer {
+  readonly action: 'accept' | 'decline' | 'cancel';
+  readonly content?: Readonly<Record<string, unknown>>;
+}
+
 export interface TaskRecord {
   /** At least 128 random bits: without an auth principal the id is the only capability. */
   readonly taskId: string;
@@ -44,6 +60,15 @@ export interface TaskRecord {
   readonly pollIntervalMs: number;
   /** Present once the task is `completed` or `failed`. */
   readonly outcome?: TaskOutcome;
+  /**
+   * Questions waiting for an answer, by key. Keys are unique over the task's life: an
+   * answered key moves to `inputAnswers` and is never asked again.
+   */
+  readonly inputRequests?: Readonly<Record<string, PendingInput>>;
+  /** Answers already given, replayed to the method when it runs again after a pause. */
+  readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
+  /** Results of `ctx.step(name, fn)`, so work done before a pause is not repeated. */
+  readonly steps?: Readonly<Record<string, unknown>>;
 }
 
 /** What a runtime needs to store a new task; the engine fills in ids, clocks and policy. */

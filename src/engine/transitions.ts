@@ -3,7 +3,14 @@
  * a method that finishes after its task was cancelled cannot resurrect it.
  */
 import { TaskError } from './errors.js';
-import { isTerminal, type TaskOutcome, type TaskRecord, type TaskStatus } from './task.js';
+import {
+  type InputAnswer,
+  isTerminal,
+  type PendingInput,
+  type TaskOutcome,
+  type TaskRecord,
+  type TaskStatus,
+} from './task.js';
 
 const ALLOWED: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   working: ['working', 'input_required', 'completed', 'failed', 'cancelled'],
@@ -18,6 +25,10 @@ export interface TaskChange {
   /** `undefined` keeps the current message; `null` clears it. */
   readonly statusMessage?: string | null;
   readonly outcome?: TaskOutcome;
+  /** Replace the outstanding questions (`{}` withdraws them all). */
+  readonly inputRequests?: Readonly<Record<string, PendingInput>>;
+  readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
+  readonly steps?: Readonly<Record<string, unknown>>;
 }
 
 export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
@@ -36,13 +47,18 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
   if ((change.status === 'completed' || change.status === 'failed') && !change.outcome) {
     throw new TaskError('TASK_TERMINAL', `Task ${record.taskId} cannot become ${change.status} without an outcome`);
   }
-  const { statusMessage: _previous, ...rest } = record;
+  const { statusMessage: _previous, inputRequests: _requests, ...rest } = record;
   const statusMessage = change.statusMessage === undefined ? record.statusMessage : (change.statusMessage ?? undefined);
+  // A task that ended has nobody left to ask: its questions are withdrawn.
+  const inputRequests = isTerminal(change.status) ? undefined : (change.inputRequests ?? record.inputRequests);
   return {
     ...rest,
     status: change.status,
     ...(statusMessage !== undefined && { statusMessage }),
     ...(change.outcome && { outcome: change.outcome }),
+    ...(inputRequests && Object.keys(inputRequests).length > 0 && { inputRequests }),
+    ...(change.inputAnswers && { inputAnswers: change.inputAnswers }),
+    ...(change.steps && { steps: change.steps }),
     // Clocks never run backwards even if the wall clock does.
     lastUpdatedAt: Math.max(now, record.lastUpdatedAt),
   };

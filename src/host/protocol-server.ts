@@ -13,7 +13,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller } from '../engine/engine.js';
-import { type DialectB, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
+import type { InputAnswer } from '../engine/task.js';
+import { type DialectB, type Elicit, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
 import {
   type DialectC,
   declaresTasksExtension,
@@ -64,6 +65,9 @@ class TaskProtocolServer extends Server {
 }
 
 const TaskIdParams = { params: z.looseObject({ taskId: z.string() }) };
+
+/** A person answers an inline question; the call waits that long at most. */
+const INLINE_QUESTION_TIMEOUT_MS = 10 * 60 * 1000;
 const CursorParams = { params: z.looseObject({ cursor: z.string().optional() }).optional() };
 
 export function createProtocolServer(deps: ProtocolServerDeps, options: ProtocolServerOptions): Server {
@@ -97,7 +101,25 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     tasksExtension: declaresTasksExtension(
       (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
     ),
+    ...(ctx.mcpReq.inputResponses && { inputResponses: ctx.mcpReq.inputResponses }),
   });
+  // 2025-11-25: an inline call asks on its own response stream, if the client can answer forms.
+  const legacyCallContext = async (ctx: ServerContext): Promise<CallContext> => {
+    const base = await callContext(ctx);
+    if (!server.getClientCapabilities()?.elicitation) return base;
+    return {
+      ...base,
+      ask: async (_key, pending) =>
+        (await ctx.mcpReq.send(
+          { method: 'elicitation/create', params: { ...pending.params } },
+          { timeout: INLINE_QUESTION_TIMEOUT_MS },
+        )) as InputAnswer,
+    };
+  };
+  const elicitOnStream =
+    (ctx: ServerContext): Elicit =>
+    (params, timeoutMs) =>
+      ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs });
   // Handlers answer with plain JSON built by the adapters; the wire tests check the shapes.
   // (Typed as `never` because the SDK's per-method result types do not know task results.)
   const handle = <P>(run: (params: P, ctx: ServerContext) => Promise<unknown>): never =>
@@ -118,7 +140,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     server.setRequestHandler(
       'tools/call',
       handle(async (request: { params?: Params }, ctx) => {
-        const result = await b.callTool(request.params, await callContext(ctx));
+        const result = await b.callTool(request.params, await legacyCallContext(ctx));
         const task = (result as { task?: { taskId?: string } }).task;
         if (task?.taskId) options.onTaskCreated?.(task.taskId);
         return result;
@@ -133,7 +155,14 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     server.setRequestHandler(
       'tasks/result',
       TaskIdParams,
-      handle(async (params: Params, ctx) => b.getTaskResult(params, await caller(ctx), ctx.mcpReq.signal)),
+      handle(async (params: Params, ctx) =>
+        b.getTaskResult(
+          params,
+          await caller(ctx),
+          ctx.mcpReq.signal,
+          server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+        ),
+      ),
     );
     server.setRequestHandler(
       'tasks/cancel',

@@ -4,12 +4,15 @@
  * Spec digest: shared/docs/protocol.md §4.
  */
 import type { Caller } from '../engine/engine.js';
-import type { TaskRecord, TaskStatus } from '../engine/task.js';
+import { expiresAt, isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from '../engine/task.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
 export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
+
+/** Sends `elicitation/create` to the client and resolves with its `ElicitResult`. */
+export type Elicit = (params: Record<string, unknown>, timeoutMs: number) => Promise<unknown>;
 
 /** The 2025-11-25 `Task` object. */
 export interface TaskB {
@@ -95,11 +98,22 @@ export class DialectB {
 
   /**
    * Blocks until the task is terminal, then answers exactly what the original call would have:
-   * the result (with related-task `_meta`) or the same JSON-RPC error (§4.6).
+   * the result (with related-task `_meta`) or the same JSON-RPC error (§4.6). Meanwhile every
+   * question the task asks goes to the client as `elicitation/create` on this response's stream,
+   * and the answers go back to the task (§4.6 `input_required` mechanics).
    */
-  async getTaskResult(params: Params, caller: Caller, signal: AbortSignal): Promise<Record<string, unknown>> {
+  async getTaskResult(
+    params: Params,
+    caller: Caller,
+    signal: AbortSignal,
+    elicit?: Elicit,
+  ): Promise<Record<string, unknown>> {
     const taskId = requireTaskId(params);
-    const record = await this.read(() => this.calls.engine.waitForTerminal(caller, taskId, signal));
+    const record = await this.read(() =>
+      elicit
+        ? this.relayQuestionsUntilDone(caller, taskId, signal, elicit)
+        : this.calls.engine.waitForTerminal(caller, taskId, signal),
+    );
     const outcome = record.outcome;
     if (outcome?.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     if (!outcome) {
@@ -111,6 +125,67 @@ export class DialectB {
     }
     const meta = isPlainObject(outcome.result._meta) ? outcome.result._meta : {};
     return { ...outcome.result, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId } } };
+  }
+
+  /**
+   * Waits for the task to end, sending each new question on the way. A question is sent once
+   * per stream; an answer the task refused (invalid) makes it outstanding again, and it is
+   * asked again. If the client fails to answer, this call fails with that reason; the task
+   * keeps waiting, and a new `tasks/result` asks again.
+   */
+  private async relayQuestionsUntilDone(
+    caller: Caller,
+    taskId: string,
+    signal: AbortSignal,
+    elicit: Elicit,
+  ): Promise<TaskRecord> {
+    const sent = new Set<string>();
+    const broken = new AbortController();
+    // Wakes the wait below when a refused answer makes a sent question askable again.
+    let nudge = () => {};
+    const unsent = (record: TaskRecord) => Object.keys(record.inputRequests ?? {}).filter((key) => !sent.has(key));
+    for (;;) {
+      const round = new AbortController();
+      nudge = () => round.abort();
+      let record: TaskRecord;
+      try {
+        record = await this.calls.engine.waitFor(
+          caller,
+          taskId,
+          (current) => isTerminal(current.status) || unsent(current).length > 0,
+          AbortSignal.any([signal, broken.signal, round.signal]),
+        );
+      } catch (error) {
+        if (signal.aborted) throw error;
+        if (broken.signal.aborted) throw broken.signal.reason;
+        if (round.signal.aborted) continue;
+        throw error;
+      }
+      if (isTerminal(record.status)) return record;
+      for (const key of unsent(record)) {
+        sent.add(key);
+        const pending = record.inputRequests?.[key] as PendingInput;
+        const timeoutMs = Math.max(1000, expiresAt(record) - Date.now());
+        elicit({ ...pending.params, _meta: { [RELATED_TASK_META_KEY]: { taskId } } }, timeoutMs)
+          .then((response) => this.calls.answer(caller, taskId, { [key]: response }))
+          .then(
+            (outcome) => {
+              if (!outcome.rejected[key]) return;
+              sent.delete(key);
+              nudge();
+            },
+            (error: unknown) => {
+              sent.delete(key);
+              broken.abort(
+                new RpcError(
+                  ErrorCode.InternalError,
+                  `The client did not answer the task's question '${key}': ${error instanceof Error ? error.message : String(error)}`,
+                ),
+              );
+            },
+          );
+      }
+    }
   }
 
   async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskB[]; nextCursor?: string }> {

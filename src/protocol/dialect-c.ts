@@ -4,7 +4,7 @@
  * `tasks/get` inlines the result or error. Spec digest: shared/docs/protocol.md §5.
  */
 import { TaskError } from '../engine/errors.js';
-import { isTerminal, type TaskRecord, type TaskStatus } from '../engine/task.js';
+import { isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from '../engine/task.js';
 import { isPlainObject, type Params, requireTaskId } from './params.js';
 import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
@@ -45,7 +45,15 @@ export function toDetailedTaskC(record: TaskRecord): DetailedTaskC {
   const task: DetailedTaskC = toTaskC(record);
   if (record.status === 'completed' && record.outcome?.kind === 'result') task.result = { ...record.outcome.result };
   if (record.status === 'failed' && record.outcome?.kind === 'error') task.error = { ...record.outcome.error };
+  if (record.status === 'input_required') task.inputRequests = toInputRequests(record.inputRequests ?? {});
   return task;
+}
+
+/** Outstanding questions as the `InputRequests` map of 2026-07-28: `{ key: { method, params } }`. */
+export function toInputRequests(pending: Readonly<Record<string, PendingInput>>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(pending).map(([key, input]) => [key, { method: 'elicitation/create', params: { ...input.params } }]),
+  );
 }
 
 export function serverCapabilitiesC(): Record<string, unknown> {
@@ -70,6 +78,8 @@ export function missingTasksExtension(what: string): RpcError {
 export interface ModernCallContext extends CallContext {
   /** Whether the request's client capabilities declare the tasks extension. */
   readonly tasksExtension: boolean;
+  /** Answers a retried request carries (`inputResponses`, lifted by the SDK). */
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
 }
 
 export class DialectC {
@@ -87,7 +97,13 @@ export class DialectC {
   async callTool(params: Params, ctx: ModernCallContext): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
     if (tool.taskSupport === 'required' && !ctx.tasksExtension) throw missingTasksExtension(`tool ${tool.name}`);
-    if (tool.taskSupport === 'forbidden' || !ctx.tasksExtension) return this.calls.runInline(tool, args, ctx);
+    if (tool.taskSupport === 'forbidden' || !ctx.tasksExtension) {
+      // Inline questions travel as multi-round-trip requests: the client retries with answers.
+      const round = await this.calls.runInlineAsking(tool, args, ctx, ctx.inputResponses ?? {});
+      return round.kind === 'input_required'
+        ? { resultType: 'input_required', inputRequests: toInputRequests(round.requests) }
+        : round.result;
+    }
     const record = await this.calls.startTask(tool, args, ctx);
     return { resultType: 'task', ...toTaskC(record) };
   }
@@ -115,14 +131,22 @@ export class DialectC {
     return { resultType: 'complete' };
   }
 
-  /** Answers to a task's input requests. Acks at once; unknown ids are -32602 (§5.5). */
+  /**
+   * Answers to a task's input requests (§5.5). The answers are applied before the ack, so the
+   * next `tasks/get` already shows them; keys that are not outstanding are ignored, and an
+   * invalid answer leaves its question open with the reason in `statusMessage`.
+   */
   async updateTask(
     params: Params,
     ctx: ModernCallContext,
-    _inputResponses: unknown,
+    inputResponses: unknown,
   ): Promise<{ resultType: 'complete' }> {
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/update');
-    await this.read(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
+    const taskId = requireTaskId(params);
+    if (inputResponses !== undefined && !isPlainObject(inputResponses)) {
+      throw new RpcError(ErrorCode.InvalidParams, 'params.inputResponses must be an object keyed by input request');
+    }
+    await this.calls.answer(ctx.caller, taskId, inputResponses ?? {});
     return { resultType: 'complete' };
   }
 

@@ -3,7 +3,9 @@
  * tool, validate the arguments before anything is created, then start a task or run inline.
  */
 import type { Caller, TaskEngine } from '../engine/engine.js';
-import type { TaskRecord } from '../engine/task.js';
+import { isTaskPaused, TaskPaused } from '../engine/errors.js';
+import type { AnswerOutcome } from '../engine/inputs.js';
+import type { InputAnswer, PendingInput, TaskRecord } from '../engine/task.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -15,7 +17,14 @@ export interface CallContext {
   /** Aborted when the client cancels the request or disconnects. */
   readonly signal: AbortSignal;
   readonly onProgress?: (update: TaskProgress) => void;
+  /** How an inline run asks its caller (2025-11-25: an elicitation on the request's stream). */
+  readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
 }
+
+/** One round of an inline call that may ask: its result, or the questions to carry back (2026 MRTR). */
+export type InlineRound =
+  | { readonly kind: 'result'; readonly result: Record<string, unknown> }
+  | { readonly kind: 'input_required'; readonly requests: Readonly<Record<string, PendingInput>> };
 
 export class ToolCalls {
   constructor(
@@ -59,9 +68,54 @@ export class ToolCalls {
     const outcome = await this.registry.runInline(tool, args, {
       signal: ctx.signal,
       ...(ctx.onProgress && { onProgress: ctx.onProgress }),
+      ...(ctx.ask && { ask: ctx.ask }),
     });
     if (outcome.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     return { ...outcome.result };
+  }
+
+  /**
+   * An inline run that asks questions by returning them to the client (multi-round-trip
+   * requests, 2026-07-28): answers the retried call carries are replayed; the first question
+   * without an answer ends this round with everything asked so far.
+   */
+  async runInlineAsking(
+    tool: TaskToolDefinition,
+    args: unknown,
+    ctx: CallContext,
+    answers: Readonly<Record<string, unknown>>,
+  ): Promise<InlineRound> {
+    const asked: Record<string, PendingInput> = {};
+    const ask = async (key: string, pending: PendingInput): Promise<InputAnswer> => {
+      const given = answers[key];
+      const problem = given === undefined ? 'unanswered' : this.checkInlineAnswer(tool.name, pending, given);
+      if (problem === undefined) return given as InputAnswer;
+      asked[key] = pending;
+      throw new TaskPaused([key]);
+    };
+    try {
+      return { kind: 'result', result: await this.runInline(tool, args, { ...ctx, ask }) };
+    } catch (error) {
+      if (isTaskPaused(error) && Object.keys(asked).length > 0) return { kind: 'input_required', requests: asked };
+      throw error;
+    }
+  }
+
+  /** Delivers answers to a task's questions; see `TaskEngine.answer`. */
+  async answer(caller: Caller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<AnswerOutcome> {
+    try {
+      return await this.engine.answer(caller, taskId, responses, (pending, answer, record) =>
+        this.registry.checkAnswer(record.tool, pending, answer),
+      );
+    } catch (error) {
+      throw toRpcError(error);
+    }
+  }
+
+  private checkInlineAnswer(toolName: string, pending: PendingInput, given: unknown): string | undefined {
+    const action = (given as { action?: unknown } | null)?.action;
+    if (action !== 'accept' && action !== 'decline' && action !== 'cancel') return 'not an answer';
+    return this.registry.checkAnswer(toolName, pending, given as InputAnswer);
   }
 }
 

@@ -3,7 +3,7 @@
  * Declare it as the method's last parameter; `mcp-taskgen` leaves it out of the input schema.
  * @mcpTaskgen context
  */
-export interface TaskContext {
+export interface TaskContext<Questions extends object = QuestionMap> {
   /** The task's id, or `undefined` when the tool was called without a task and runs inline. */
   readonly taskId: string | undefined;
   /** Aborted when the client cancels the task (or the inline call), or the server shuts down. */
@@ -15,7 +15,43 @@ export interface TaskContext {
   progress(update: string | TaskProgress): void;
   /** Structured logger scoped to this task. */
   readonly log: TaskLogger;
+  /**
+   * Asks the caller the question declared with `@NeedsInput(name)` and resolves with the
+   * answer, or with the caller's refusal (`decline`, `cancel`). The task is `input_required`
+   * meanwhile. On a runtime that frees the worker while the task waits, the method runs again
+   * from the top once answered: questions already answered resolve at once, and `step` results
+   * are replayed, so code before the question should be deterministic or wrapped in `step`.
+   *
+   * @example
+   * ```ts
+   * const approval = await ctx.input('approval');
+   * if (approval.action !== 'accept' || !approval.content.approve) return { deployed: false };
+   * ```
+   */
+  input<Name extends keyof Questions & string>(
+    name: Name,
+    options?: InputOptions,
+  ): Promise<InputResult<Questions[Name]>>;
+  /**
+   * Runs `run` once over the task's life and stores its (JSON) result; when the method runs
+   * again after a pause, the stored result is returned instead of running it again.
+   */
+  step<T>(name: string, run: () => Promise<T> | T): Promise<T>;
 }
+
+/** The default question map: any question, loosely typed answers. */
+export type QuestionMap = Record<string, Record<string, unknown>>;
+
+export interface InputOptions {
+  /** Overrides the message declared with `@NeedsInput` for this one question. */
+  readonly message?: string;
+}
+
+/** What `ctx.input` resolves with: the typed answer, or the caller's refusal. */
+export type InputResult<Answer> =
+  | { readonly action: 'accept'; readonly content: Answer }
+  | { readonly action: 'decline' }
+  | { readonly action: 'cancel' };
 
 export interface TaskProgress {
   readonly message?: string;

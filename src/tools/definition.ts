@@ -55,8 +55,12 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   readonly target: { readonly class: AnyClass<Target>; readonly method: string };
   /** Where the method is declared (`src/reports.ts:14:3`), for error messages. */
   readonly source: string;
-  /** Calls the method with validated arguments. */
-  invoke(target: Target, args: Args, ctx: TaskContext): unknown;
+  /**
+   * Calls the method with validated arguments. The context's question map is erased here:
+   * each method declares its own (`TaskContext<{ approval: Approval }>`).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: erased question map, see above.
+  invoke(target: Target, args: Args, ctx: TaskContext<any>): unknown;
 }
 
 export interface TaskManifest {

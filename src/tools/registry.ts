@@ -4,8 +4,9 @@
  * so every runtime and every dialect behaves the same.
  */
 import { getMethodMark } from '../decorators/marks.js';
+import { isTaskPaused } from '../engine/errors.js';
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
-import type { TaskOutcome, TaskRecord } from '../engine/task.js';
+import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
 import type { TaskContext, TaskProgress } from './context.js';
 import { MANIFEST_FORMAT_VERSION, type TaskManifest, type TaskToolDefinition } from './definition.js';
 import { JsonRpcError, ManifestError } from './errors.js';
@@ -31,6 +32,17 @@ export class UnknownToolError extends Error {
 export interface InlineRun {
   readonly signal: AbortSignal;
   readonly onProgress?: (update: TaskProgress) => void;
+  /** How this call can ask its caller a question, when it can (see `TaskContext.input`). */
+  readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
+}
+
+/** What one run of a method can do besides computing: the part a runtime or a call provides. */
+interface RunControl {
+  readonly taskId: string | undefined;
+  readonly signal: AbortSignal;
+  progress(update: string | TaskProgress): void;
+  readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
+  readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
 }
 
 export class ToolRegistry implements TaskExecutor {
@@ -84,25 +96,39 @@ export class ToolRegistry implements TaskExecutor {
     if (!tool) {
       return { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
     }
-    return this.run(tool, record.args, record.taskId, control.signal, (update) =>
-      control.report(typeof update === 'string' ? { message: update } : update),
-    );
+    return this.run(tool, record.args, {
+      taskId: record.taskId,
+      signal: control.signal,
+      progress: (update) => control.report(typeof update === 'string' ? { message: update } : update),
+      ask: control.ask,
+      step: control.step,
+    });
   }
 
   /** Runs a tool without a task: the plain `tools/call` path. */
   async runInline(tool: TaskToolDefinition, args: unknown, run: InlineRun): Promise<TaskOutcome> {
-    return this.run(tool, args, undefined, run.signal, (update) =>
-      run.onProgress?.(typeof update === 'string' ? { message: update } : update),
-    );
+    return this.run(tool, args, {
+      taskId: undefined,
+      signal: run.signal,
+      progress: (update) => run.onProgress?.(typeof update === 'string' ? { message: update } : update),
+      ...(run.ask && { ask: run.ask }),
+    });
   }
 
-  private async run(
-    tool: TaskToolDefinition,
-    rawArgs: unknown,
-    taskId: string | undefined,
-    signal: AbortSignal,
-    progress: (update: string | TaskProgress) => void,
-  ): Promise<TaskOutcome> {
+  /**
+   * Checks an answer against the question's schema before the engine takes it, so an invalid
+   * answer leaves the question open with the reason (rather than failing the method later).
+   */
+  checkAnswer(toolName: string, pending: PendingInput, answer: InputAnswer): string | undefined {
+    if (answer.action !== 'accept') return undefined;
+    const question = this.tools.get(toolName)?.questions?.find((q) => q.name === pending.question);
+    if (!question) return `the task asks no question named '${pending.question}'`;
+    const parsed = question.answer.safeParse(answer.content ?? {});
+    return parsed.success ? undefined : describeIssues(parsed.error.issues);
+  }
+
+  private async run(tool: TaskToolDefinition, rawArgs: unknown, control: RunControl): Promise<TaskOutcome> {
+    const { taskId, signal, progress } = control;
     const instance = this.instances.get(tool);
     if (!instance) {
       return internal(
@@ -116,12 +142,21 @@ export class ToolRegistry implements TaskExecutor {
       return { kind: 'error', error: { code: -32602, message: (error as Error).message } };
     }
     const log = childLogger(this.logger, { tool: tool.name, ...(taskId && { taskId }) });
-    const ctx: TaskContext = { taskId, signal, progress, log };
+    const ctx: TaskContext = {
+      taskId,
+      signal,
+      progress,
+      log,
+      input: questionAsker(tool, control),
+      step: (name, work) => (control.step ? control.step(name, async () => work()) : Promise.resolve(work())),
+    };
     try {
       const value = await tool.invoke(instance, args, ctx);
       const result = toCallToolResult(tool, value);
       return { kind: 'result', result, isError: result.isError === true };
     } catch (error) {
+      // The run unwinds to wait for an answer: not a failure, the runtime parks it.
+      if (isTaskPaused(error)) throw error;
       if (error instanceof JsonRpcError) {
         return {
           kind: 'error',
@@ -151,6 +186,48 @@ function assertStillMarked(tool: TaskToolDefinition): void {
         'Run `npx mcp-taskgen` to regenerate, and keep @Task/@Tool the top-most decorator.',
     );
   }
+}
+
+/**
+ * `ctx.input` for one run. Keys are derived from the question and how often this run asked it
+ * (`approval`, `approval-2`, ...), so a run replayed after a pause meets the same keys in the
+ * same order and gets the answers already given.
+ */
+function questionAsker(tool: TaskToolDefinition, control: RunControl): TaskContext['input'] {
+  const asked = new Map<string, number>();
+  return async (name, options) => {
+    const question = tool.questions?.find((q) => q.name === name);
+    if (!question) {
+      throw new Error(
+        `${tool.name} asked '${name}', but no @NeedsInput('${name}') is declared on ${tool.target.class.name}.${tool.target.method}; declare it and run mcp-taskgen`,
+      );
+    }
+    if (!control.ask) {
+      throw new JsonRpcError(
+        -32600,
+        `Tool ${tool.name} needs to ask '${name}', which this call cannot carry: call it as a task`,
+      );
+    }
+    const count = (asked.get(name) ?? 0) + 1;
+    asked.set(name, count);
+    const key = count === 1 ? name : `${name}-${count}`;
+    const message = options?.message ?? question.message ?? `Please answer: ${name}`;
+    const answer = await control.ask(key, {
+      question: name,
+      params: { mode: 'form', message, requestedSchema: question.schema },
+    });
+    if (answer.action !== 'accept') return { action: answer.action };
+    const parsed = question.answer.safeParse(answer.content ?? {});
+    if (!parsed.success)
+      throw new Error(`The answer to '${key}' does not fit its question: ${describeIssues(parsed.error.issues)}`);
+    return { action: 'accept', content: parsed.data as Record<string, unknown> };
+  };
+}
+
+function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+  return issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(answer)'}: ${issue.message}`)
+    .join('; ');
 }
 
 function internal(message: string): TaskOutcome {

@@ -24,7 +24,7 @@ if (!available) {
   console.warn(`SKIPPING conformance scenarios: ${notice}`);
 }
 
-/** Scenarios the fixture passes today. The input-required ones arrive with @NeedsInput. */
+/** Scenarios the fixture passes today; `tasks-mrtr-composition` waits for questions asked before the task. */
 const SCENARIOS = [
   'tasks-lifecycle',
   'tasks-capability-negotiation',
@@ -33,6 +33,8 @@ const SCENARIOS = [
   'tasks-request-headers',
   'tasks-required-task-error',
   'tasks-status-notifications',
+  'tasks-mrtr-input',
+  'tasks-dispatch-and-envelope',
 ];
 
 interface Check {

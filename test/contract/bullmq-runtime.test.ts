@@ -10,7 +10,8 @@ describeWithRedis('bullmq runtime contract', () => {
       prefix,
       logger: quietLogger,
       // Methods the contract leaves waiting are aborted quickly when the test ends.
-      worker: { executor, concurrency, shutdownGraceMs: 200, logger: quietLogger },
+      // A short input grace, so the question cases exercise parking and replay, not waiting.
+      worker: { executor, concurrency, shutdownGraceMs: 200, inputGraceMs: 50, logger: quietLogger },
     });
     await runtime.worker?.started;
     return {

@@ -7,8 +7,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Caller, TaskEngine } from '../../src/engine/engine.js';
+import type { AnswerCheck } from '../../src/engine/inputs.js';
 import type { ExecutionControl, TaskEvent, TaskExecutor, TaskRuntime } from '../../src/engine/runtime.js';
-import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
+import type { PendingInput, TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 
 export interface RuntimeUnderTest {
   readonly runtime: TaskRuntime;
@@ -49,9 +50,36 @@ export class ScriptedExecutor implements TaskExecutor {
         // A method that does not stop when asked and finishes anyway.
         await new Promise<void>((resolve) => this.releases.set(record.taskId, resolve));
         return ok('finished after cancel');
+      case 'ask': {
+        // A side effect before the question, memoised so it happens once however often the method runs.
+        const stamped = await control.step('stamp', async () => this.sideEffect(record.taskId));
+        const answer = await control.ask('colour', question('colour', 'Which colour?'));
+        return ok(`${stamped}:${answer.action}:${String(answer.content?.value ?? '')}`);
+      }
+      case 'ask-both': {
+        const [first, second] = await Promise.all([
+          control.ask('first', question('first', 'First?')),
+          control.ask('second', question('second', 'Second?')),
+        ]);
+        return ok(`${String(first.content?.value)}+${String(second.content?.value)}`);
+      }
+      case 'ask-in-turn': {
+        const first = await control.ask('first', question('first', 'First?'));
+        const second = await control.ask('second', question('second', 'Second?'));
+        return ok(`${String(first.content?.value)}>${String(second.content?.value)}`);
+      }
       default:
         throw new Error(`unknown script ${script}`);
     }
+  }
+
+  /** Side effects run, per task: the contract asks for exactly one each. */
+  readonly sideEffects = new Map<string, number>();
+
+  private async sideEffect(taskId: string): Promise<string> {
+    const count = (this.sideEffects.get(taskId) ?? 0) + 1;
+    this.sideEffects.set(taskId, count);
+    return `effect-${count}`;
   }
 
   release(taskId: string): void {
@@ -65,6 +93,17 @@ export class ScriptedExecutor implements TaskExecutor {
     });
   }
 }
+
+function question(name: string, message: string): PendingInput {
+  return {
+    question: name,
+    params: { mode: 'form', message, requestedSchema: { type: 'object', properties: { value: { type: 'string' } } } },
+  };
+}
+
+/** Accepts answers whose `value` is a string; anything else is refused with a reason. */
+const stringValues: AnswerCheck = (_pending, answer) =>
+  answer.action !== 'accept' || typeof answer.content?.value === 'string' ? undefined : 'value must be a string';
 
 function ok(text: string): TaskOutcome {
   return { kind: 'result', result: { content: [{ type: 'text', text }] }, isError: false };
@@ -223,6 +262,125 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       await sleep(created.createdAt + 300 - Date.now() + 150);
       await expect(engine.get(ALICE, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
       expect((await engine.list(ALICE)).tasks.map((t) => t.taskId)).not.toContain(created.taskId);
+    });
+
+    describe('questions', () => {
+      const waitingFor = (engine: TaskEngine, taskId: string, keys: string[]) =>
+        engine.waitFor(
+          ALICE,
+          taskId,
+          (r) =>
+            Object.keys(r.inputRequests ?? {})
+              .sort()
+              .join() === keys.join(),
+        );
+
+      it('waits in input_required with the question, and completes with the answer', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'ask' } });
+        const waiting = await waitingFor(engine, task.taskId, ['colour']);
+        expect(waiting.status).toBe('input_required');
+        expect(waiting.statusMessage).toBe('Which colour?');
+        expect(waiting.inputRequests?.colour?.params).toMatchObject({ message: 'Which colour?' });
+        const outcome = await engine.answer(
+          ALICE,
+          task.taskId,
+          { colour: { action: 'accept', content: { value: 'red' } } },
+          stringValues,
+        );
+        expect(outcome.accepted).toEqual(['colour']);
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:accept:red' }] } });
+        expect(done.inputRequests).toBeUndefined();
+        expect(executor.sideEffects.get(task.taskId)).toBe(1);
+      });
+
+      it('hands a decline to the method as a decline', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'ask' } });
+        await waitingFor(engine, task.taskId, ['colour']);
+        await engine.answer(ALICE, task.taskId, { colour: { action: 'decline' } }, stringValues);
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:decline:' }] } });
+      });
+
+      it('keeps two questions asked together outstanding until both are answered', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'ask-both' } });
+        await waitingFor(engine, task.taskId, ['first', 'second']);
+        await engine.answer(ALICE, task.taskId, { first: { action: 'accept', content: { value: 'a' } } }, stringValues);
+        const partial = await engine.get(ALICE, task.taskId);
+        expect(partial.status).toBe('input_required');
+        expect(Object.keys(partial.inputRequests ?? {})).toEqual(['second']);
+        await engine.answer(
+          ALICE,
+          task.taskId,
+          { second: { action: 'accept', content: { value: 'b' } } },
+          stringValues,
+        );
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'a+b' }] } });
+      });
+
+      it('asks questions in turn, each once', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'ask-in-turn' } });
+        await waitingFor(engine, task.taskId, ['first']);
+        await engine.answer(ALICE, task.taskId, { first: { action: 'accept', content: { value: '1' } } }, stringValues);
+        await waitingFor(engine, task.taskId, ['second']);
+        await engine.answer(
+          ALICE,
+          task.taskId,
+          { second: { action: 'accept', content: { value: '2' } } },
+          stringValues,
+        );
+        expect((await engine.waitForTerminal(ALICE, task.taskId)).outcome).toMatchObject({
+          result: { content: [{ text: '1>2' }] },
+        });
+      });
+
+      it('refuses an invalid answer with the reason and keeps the question; ignores unknown keys', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'ask' } });
+        await waitingFor(engine, task.taskId, ['colour']);
+        const refused = await engine.answer(
+          ALICE,
+          task.taskId,
+          { colour: { action: 'accept', content: { value: 42 } }, ghost: { action: 'accept', content: {} } },
+          stringValues,
+        );
+        expect(refused).toMatchObject({ accepted: [], rejected: { colour: 'value must be a string' } });
+        const still = await engine.get(ALICE, task.taskId);
+        expect(still.status).toBe('input_required');
+        expect(still.statusMessage).toMatch(/'colour' was not accepted: value must be a string/);
+        expect(Object.keys(still.inputRequests ?? {})).toEqual(['colour']);
+        await engine.answer(
+          ALICE,
+          task.taskId,
+          { colour: { action: 'accept', content: { value: 'blue' } } },
+          stringValues,
+        );
+        expect((await engine.waitForTerminal(ALICE, task.taskId)).status).toBe('completed');
+        // A key already answered is not outstanding any more: a second answer is ignored.
+        const late = await engine.answer(
+          ALICE,
+          task.taskId,
+          { colour: { action: 'accept', content: { value: 'x' } } },
+          stringValues,
+        );
+        expect(late.accepted).toEqual([]);
+      });
+
+      it('withdraws the questions of a task cancelled while it waits', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'ask' } });
+        await waitingFor(engine, task.taskId, ['colour']);
+        const cancelled = await engine.cancel(ALICE, task.taskId);
+        expect(cancelled.status).toBe('cancelled');
+        expect(cancelled.inputRequests).toBeUndefined();
+        await sleep(100);
+        expect((await engine.get(ALICE, task.taskId)).status).toBe('cancelled');
+      });
     });
 
     it('announces creation and every change to subscribers, and stops after unsubscribe', async () => {

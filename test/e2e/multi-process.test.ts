@@ -95,6 +95,31 @@ describeWithRedis('servers and workers in separate processes', () => {
     expect(done.result?.result).toMatchObject({ content: [{ type: 'text', text: 'Computed modern in 0s' }] });
   });
 
+  it('parks a question in a worker and resumes it with an answer given through the other server', async () => {
+    const created = await rpc2026(serverA.url as string, 'tools/call', {
+      name: 'ask_in_turn',
+      arguments: {},
+    });
+    const taskId = created.result?.taskId as string;
+    const ask = async (server: AppProcess, key: string, name: string) => {
+      await pollUntil(
+        () => rpc2026(server.url as string, 'tasks/get', { taskId }),
+        (reply) => Object.keys(reply.result?.inputRequests ?? {}).includes(key),
+      );
+      await rpc2026(server.url as string, 'tasks/update', {
+        taskId,
+        inputResponses: { [key]: { action: 'accept', content: { name } } },
+      });
+    };
+    await ask(serverB, 'first_name', 'Ada');
+    await ask(serverA, 'last_name', 'Lovelace');
+    const done = await pollUntil(
+      () => rpc2026(serverB.url as string, 'tasks/get', { taskId }),
+      (reply) => reply.result?.status === 'completed',
+    );
+    expect(done.result?.result).toMatchObject({ content: [{ type: 'text', text: 'Hello, Ada Lovelace!' }] });
+  });
+
   it('keeps every task pollable and its result retrievable after a server restart', async () => {
     const created = await (await client(serverA)).request(
       { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'restart' }, task: {} } },

@@ -1,4 +1,14 @@
-import { JsonRpcError, Task, type TaskContext, Tool } from 'mcp-task-server';
+import { type InputResult, JsonRpcError, NeedsInput, Task, type TaskContext, Tool } from 'mcp-task-server';
+
+export interface DeleteConfirmation {
+  /** Delete the file? */
+  confirm: boolean;
+}
+
+export interface NameAnswer {
+  /** A name. */
+  name: string;
+}
 
 /**
  * The tools the official conformance scenarios for the tasks extension call
@@ -33,12 +43,46 @@ export class FixtureTools {
     throw new Error('The job failed on purpose');
   }
 
+  /**
+   * Deletes a file once the caller confirms.
+   * @param filename The file to delete.
+   */
+  @Task({ pollIntervalMs: 200 })
+  @NeedsInput<DeleteConfirmation>('confirm', { message: 'Delete the file?' })
+  async confirmDelete(filename: string, ctx: TaskContext<{ confirm: DeleteConfirmation }>): Promise<string> {
+    const answer = await ctx.input('confirm', { message: `Delete ${filename}?` });
+    return answer.action === 'accept' && answer.content.confirm ? `Deleted ${filename}` : `Kept ${filename}`;
+  }
+
+  /** Asks for two names at once and greets both. */
+  @Task({ pollIntervalMs: 200 })
+  @NeedsInput<NameAnswer>('first', { message: 'First name?' })
+  @NeedsInput<NameAnswer>('second', { message: 'Second name?' })
+  async multiInput(ctx: TaskContext<{ first: NameAnswer; second: NameAnswer }>): Promise<string> {
+    const [first, second] = await Promise.all([ctx.input('first'), ctx.input('second')]);
+    return `Hello, ${nameOf(first)} and ${nameOf(second)}!`;
+  }
+
+  /** Asks for a first name, then for a last name. */
+  @Task({ pollIntervalMs: 200 })
+  @NeedsInput<NameAnswer>('first_name', { message: 'First name?' })
+  @NeedsInput<NameAnswer>('last_name', { message: 'Last name?' })
+  async askInTurn(ctx: TaskContext<{ first_name: NameAnswer; last_name: NameAnswer }>): Promise<string> {
+    const first = await ctx.input('first_name');
+    const last = await ctx.input('last_name', { message: `Last name of ${nameOf(first)}?` });
+    return `Hello, ${nameOf(first)} ${nameOf(last)}!`;
+  }
+
   /** Fails with a JSON-RPC error instead of a tool result. */
   @Task({ pollIntervalMs: 200 })
   async protocolErrorJob(ctx: TaskContext): Promise<string> {
     await sleep(200, ctx.signal);
     throw new JsonRpcError(-32603, 'The job hit a protocol error on purpose', { reason: 'simulated' });
   }
+}
+
+function nameOf(answer: InputResult<NameAnswer>): string {
+  return answer.action === 'accept' ? answer.content.name : `(${answer.action})`;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

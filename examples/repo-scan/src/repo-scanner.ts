@@ -1,6 +1,6 @@
-import { opendir, readFile, stat } from 'node:fs/promises';
+import { opendir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { type Integer, JsonRpcError, Task, type TaskContext, Tool } from 'mcp-task-server';
+import { type Integer, JsonRpcError, NeedsInput, Task, type TaskContext, Tool } from 'mcp-task-server';
 
 export interface ScanRequest {
   /** Directory to scan, relative to the server's scan root. */
@@ -44,6 +44,34 @@ export interface ScanReport {
   byExtension: ExtensionStats[];
   /** The largest files by line count. */
   largest: FileStats[];
+}
+
+export interface CleanRequest {
+  /** Directory to clean, relative to the server's scan root. */
+  path: string;
+  /**
+   * Folder names that hold build output, wherever they appear.
+   * @default ["dist", "build", "coverage", ".cache"]
+   */
+  names?: string[];
+}
+
+export interface CleanupApproval {
+  /** Delete the folders listed in the question? */
+  confirm: boolean;
+}
+
+export interface BuildFolder {
+  /** Path relative to the cleaned directory. */
+  path: string;
+  bytes: Integer;
+}
+
+export interface CleanReport {
+  deleted: BuildFolder[];
+  /** Folders found but left in place (the question was declined). */
+  kept: BuildFolder[];
+  bytesFreed: Integer;
 }
 
 /** Reads files no larger than this; bigger ones count by size only (they are rarely source). */
@@ -112,6 +140,39 @@ export class RepoScanner {
     };
   }
 
+  /**
+   * Finds build output folders (dist, build, coverage, .cache) below a directory and deletes them
+   * once you approve the list.
+   */
+  @Task({ title: 'Clean build outputs', ttlMs: 3_600_000, pollIntervalMs: 500 })
+  @NeedsInput<CleanupApproval>('approval', { message: 'Delete these build folders?' })
+  async cleanBuildOutputs(
+    request: CleanRequest,
+    ctx: TaskContext<{ approval: CleanupApproval }>,
+  ): Promise<CleanReport> {
+    const root = this.resolveInsideRoot(request.path);
+    const names = new Set(request.names ?? ['dist', 'build', 'coverage', '.cache']);
+    // Found once: if the task pauses for the answer and runs again, it asks about the same list.
+    const found = await ctx.step('find', () => findFolders(root, names, ctx.signal));
+    if (found.length === 0) return { deleted: [], kept: [], bytesFreed: 0 };
+
+    const total = found.reduce((sum, folder) => sum + folder.bytes, 0);
+    const listing = found.map((folder) => `${folder.path} (${formatBytes(folder.bytes)})`).join(', ');
+    const approval = await ctx.input('approval', {
+      message: `Delete ${found.length} build folder${found.length === 1 ? '' : 's'}, ${formatBytes(total)} in all: ${listing}?`,
+    });
+    if (approval.action !== 'accept' || !approval.content.confirm) return { deleted: [], kept: found, bytesFreed: 0 };
+
+    const deleted: BuildFolder[] = [];
+    for (const folder of found) {
+      ctx.signal.throwIfAborted();
+      ctx.progress(`deleting ${folder.path}`);
+      await rm(path.join(root, folder.path), { recursive: true, force: true });
+      deleted.push(folder);
+    }
+    return { deleted, kept: [], bytesFreed: total };
+  }
+
   /** Lists the directories directly below the scan root, to pick one to scan. */
   @Tool({ title: 'List scannable directories' })
   async listDirectories(): Promise<{ directories: string[] }> {
@@ -141,4 +202,40 @@ async function measure(file: string): Promise<{ lines: number; bytes: number }> 
   // A last line without a newline still counts.
   if (content[content.length - 1] !== 10) lines++;
   return { lines, bytes: size };
+}
+
+/** Build folders below `root` (not descending into them, nor into node_modules or .git). */
+async function findFolders(root: string, names: ReadonlySet<string>, signal: AbortSignal): Promise<BuildFolder[]> {
+  const found: BuildFolder[] = [];
+  const pending = [root];
+  while (pending.length > 0) {
+    signal.throwIfAborted();
+    const directory = pending.pop() as string;
+    for await (const entry of await opendir(directory)) {
+      if (!entry.isDirectory() || entry.name === 'node_modules' || entry.name === '.git') continue;
+      const full = path.join(directory, entry.name);
+      if (names.has(entry.name)) {
+        found.push({ path: path.relative(root, full).split(path.sep).join('/'), bytes: await folderSize(full) });
+      } else {
+        pending.push(full);
+      }
+    }
+  }
+  return found.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+async function folderSize(folder: string): Promise<number> {
+  let bytes = 0;
+  for await (const entry of await opendir(folder)) {
+    const full = path.join(folder, entry.name);
+    if (entry.isDirectory()) bytes += await folderSize(full);
+    else if (entry.isFile()) bytes += (await stat(full)).size;
+  }
+  return bytes;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }

@@ -62,6 +62,18 @@ export class TaskQueue {
     return (await this.queue.remove(taskId)) === 1;
   }
 
+  /**
+   * Wakes a job parked for input. Idempotent: a job that is not parked (still running, about
+   * to park, or gone) is left alone; the worker re-checks the record after parking.
+   */
+  async resume(taskId: string): Promise<void> {
+    const job = await this.queue.getJob(taskId);
+    if (!job || !(await job.isDelayed())) return;
+    await job.promote().catch(() => {
+      // Lost a race with the worker's own re-check, which promoted it first.
+    });
+  }
+
   async close(): Promise<void> {
     await this.queue.close();
   }

@@ -19,6 +19,8 @@ export interface RuntimeNames {
   readonly eventsChannel: string;
   /** Pub/sub: ids of tasks whose running work must stop, for the workers. */
   readonly cancelChannel: string;
+  /** Pub/sub: ids of tasks that got answers, for workers holding a run open for them. */
+  readonly answersChannel: string;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -35,5 +37,6 @@ export function runtimeNames(prefix = DEFAULT_PREFIX, queue = DEFAULT_QUEUE): Ru
     owner: (owner) => `${base}:owner:${owner}`,
     eventsChannel: `${base}:events`,
     cancelChannel: `${base}:cancel`,
+    answersChannel: `${base}:answers`,
   };
 }

@@ -5,8 +5,10 @@
  */
 import type { Redis } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
+import { hasOutstandingInput } from '../../engine/inputs.js';
 import type { ListPage, ListPosition, TaskListener, TaskRuntime } from '../../engine/runtime.js';
 import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
+import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
 import { closeClient, createRedisClient, type RedisConnection, whenReady, withDeadline } from './connection.js';
 import { TaskEventStream } from './events.js';
@@ -128,6 +130,23 @@ export class BullmqTaskRuntime implements TaskRuntime {
           // Not needed for correctness: a worker that takes the job finds the record cancelled.
           this.logger.warn('Could not remove the job of a cancelled task', { taskId, error: String(error) });
         }
+      }
+      return result?.record;
+    });
+  }
+
+  /**
+   * Answers are written (and announced to workers holding a run open) in one script; once no
+   * question is outstanding, the parked job is promoted so a worker runs the method again.
+   */
+  async answer(
+    taskId: string,
+    decide: (current: TaskRecord) => TaskChange | undefined,
+  ): Promise<TaskRecord | undefined> {
+    return this.guard('answer a task', async () => {
+      const result = await this.store.update(taskId, decide, { channel: this.names.answersChannel, message: taskId });
+      if (result?.changed && result.record.status === 'working' && !hasOutstandingInput(result.record)) {
+        await this.queue.resume(taskId);
       }
       return result?.record;
     });

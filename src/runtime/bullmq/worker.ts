@@ -11,11 +11,13 @@
  *   including "the worker was lost" for a job that stalled too often. The worker that detects
  *   it is alive by definition, so that failure always reaches the record.
  */
-import { type Job, WaitingError, Worker } from 'bullmq';
+import { DelayedError, type Job, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { TaskPaused } from '../../engine/errors.js';
+import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
-import type { TaskExecutor } from '../../engine/runtime.js';
-import { isTerminal, type TaskOutcome } from '../../engine/task.js';
+import type { ExecutionControl, TaskExecutor } from '../../engine/runtime.js';
+import { expiresAt, type InputAnswer, isTerminal, type PendingInput, type TaskOutcome } from '../../engine/task.js';
 import { outcomeChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
 import { closeClient, createRedisClient, type RedisConnection } from './connection.js';
@@ -54,6 +56,12 @@ export interface TaskWorkerSettings {
    * they are aborted and their jobs go back to the queue for another worker.
    */
   readonly shutdownGraceMs?: number;
+  /**
+   * How long a method that asked a question keeps its slot waiting for the answer (default
+   * 2000 ms). Quick answers resume it in place; after that the job is parked, frees the slot,
+   * and runs again from the top (replaying answers and steps) when answered.
+   */
+  readonly inputGraceMs?: number;
   readonly logger?: Logger;
 }
 
@@ -71,7 +79,12 @@ interface RunningTask {
   readonly controller: AbortController;
   /** Aborted because this worker shuts down (the job goes back to the queue), not by a cancel. */
   shuttingDown: boolean;
+  /** A question went unanswered past the grace period: the run must end in a park. */
+  paused: boolean;
 }
+
+/** A parked job with no TTL to bound it still wakes up some day, finds no answer, and parks again. */
+const MAX_PARK_MS = 365 * 24 * 3600 * 1000;
 
 export class TaskWorker {
   readonly names: RuntimeNames;
@@ -85,6 +98,10 @@ export class TaskWorker {
   private readonly subscriber: Redis;
   private readonly store: RedisTaskStore;
   private readonly cancels: RedisChannelSubscription;
+  private readonly answers: RedisChannelSubscription;
+  /** Runs holding their slot for an answer, by task id. */
+  private readonly answerWaiters = new Map<string, Set<() => void>>();
+  private readonly inputGraceMs: number;
   private readonly worker: Worker<TaskJobData, void>;
   private readonly slots: ToolSlots;
   private readonly running = new Map<string, RunningTask>();
@@ -104,6 +121,10 @@ export class TaskWorker {
     this.cancels = new RedisChannelSubscription(this.subscriber, this.names.cancelChannel, (taskId) => {
       // Every worker process hears every cancel; only the one running the task has it here.
       this.running.get(taskId)?.controller.abort(new Error('The task was cancelled'));
+    });
+    this.inputGraceMs = options.inputGraceMs ?? 2000;
+    this.answers = new RedisChannelSubscription(this.subscriber, this.names.answersChannel, (taskId) => {
+      for (const wake of this.answerWaiters.get(taskId) ?? []) wake();
     });
 
     // BullMQ creates the job's AbortSignal only for a processor declaring three parameters.
@@ -134,7 +155,7 @@ export class TaskWorker {
     });
 
     // Take jobs only once cancels can reach us, or a cancel could slip past a job we just started.
-    this.started = this.cancels.ready.then(() => {
+    this.started = Promise.all([this.cancels.ready, this.answers.ready]).then(() => {
       if (this.closing) return;
       this.worker.run().catch((error: unknown) => this.logger.error('Task worker stopped', { error: String(error) }));
     });
@@ -161,6 +182,7 @@ export class TaskWorker {
       }
       await Promise.allSettled([...this.pendingWrites]);
       await this.cancels.close();
+      await this.answers.close();
       await closeClient(this.subscriber);
       if (finished) await closeClient(this.client);
       else this.client.disconnect();
@@ -176,7 +198,7 @@ export class TaskWorker {
     const taskId = job.id as string;
     const controller = new AbortController();
     bullSignal?.addEventListener('abort', () => controller.abort(bullSignal.reason), { once: true });
-    const run: RunningTask = { controller, shuttingDown: false };
+    const run: RunningTask = { controller, shuttingDown: false, paused: false };
     // Registered before the record is read: a cancel either shows in that read or reaches `run`.
     this.running.set(taskId, run);
     try {
@@ -191,19 +213,26 @@ export class TaskWorker {
         if (!started || isTerminal(started.record.status)) return;
         const progress = new ProgressWriter(this.store, taskId, this.logger);
         let outcome: TaskOutcome;
+        const control: ExecutionControl = {
+          signal: controller.signal,
+          report: ({ message }) => {
+            if (message !== undefined) progress.report(message);
+          },
+          ask: (key, pending) => this.ask(taskId, key, pending, run),
+          step: (name, work) => this.step(taskId, name, work),
+        };
         try {
-          outcome = await this.executor.execute(started.record, {
-            signal: controller.signal,
-            report: ({ message }) => {
-              if (message !== undefined) progress.report(message);
-            },
-          });
+          outcome = await this.executor.execute(started.record, control);
         } catch (error) {
-          // Executors report failures as outcomes; a throw is a bug in the executor itself.
+          // Executors report failures as outcomes; a throw is a bug in the executor itself, or
+          // the pause unwinding the method on purpose (then `run.paused` is set and it parks).
           outcome = internalErrorOutcome(error);
         }
         await progress.flush();
         if (run.shuttingDown) return this.afterAbort(job, token, run);
+        // A paused run ends in a park even if the method caught the pause and returned anyway:
+        // whatever it returned was computed without the answer.
+        if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
         // A cancelled task is terminal already: the state machine drops this late outcome.
         await this.store.update(taskId, outcomeChange(outcome));
       } finally {
@@ -212,6 +241,86 @@ export class TaskWorker {
     } finally {
       this.running.delete(taskId);
     }
+  }
+
+  /**
+   * The answer to `key`, from the record when it was given before; else the run holds its slot
+   * for `inputGraceMs` in case the answer comes quickly, then pauses (see `park`).
+   */
+  private async ask(taskId: string, key: string, pending: PendingInput, run: RunningTask): Promise<InputAnswer> {
+    const signal = run.controller.signal;
+    const given = await this.store.get(taskId);
+    const earlier = given?.inputAnswers?.[key];
+    if (earlier) return earlier;
+    if (!given || isTerminal(given.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+    await this.store.update(taskId, (current) => askChange(current, key, pending));
+    const answer = await this.answerWithin(taskId, key, this.inputGraceMs, signal);
+    if (answer) return answer;
+    signal.throwIfAborted();
+    run.paused = true;
+    throw new TaskPaused([key]);
+  }
+
+  /** Resolves with the answer once it is in the record, or `undefined` after `ms`. */
+  private answerWithin(taskId: string, key: string, ms: number, signal: AbortSignal): Promise<InputAnswer | undefined> {
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (answer: InputAnswer | undefined) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        const waiters = this.answerWaiters.get(taskId);
+        waiters?.delete(check);
+        if (waiters?.size === 0) this.answerWaiters.delete(taskId);
+        resolve(answer);
+      };
+      const check = () => {
+        this.store.get(taskId).then(
+          (record) => {
+            const answer = record?.inputAnswers?.[key];
+            if (answer || !record || isTerminal(record.status)) finish(answer);
+          },
+          () => {},
+        );
+      };
+      const onAbort = () => finish(undefined);
+      const timer = setTimeout(() => finish(undefined), ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const waiters = this.answerWaiters.get(taskId) ?? new Set();
+      waiters.add(check);
+      this.answerWaiters.set(taskId, waiters);
+      // Registered first, then read: an answer written in between is seen one way or the other.
+      check();
+    });
+  }
+
+  private async step<T>(taskId: string, name: string, work: () => Promise<T>): Promise<T> {
+    const record = await this.store.get(taskId);
+    if (record?.steps && name in record.steps) return record.steps[name] as T;
+    const value = await work();
+    await this.store.update(taskId, (current) => stepChange(current, name, value));
+    return value;
+  }
+
+  /**
+   * Parks the job until its questions are answered: it leaves the active set (freeing the
+   * slot) for the delayed set, without using an attempt (bullmq-notes §1). An answer that
+   * landed while the job was still active could not promote it, so look once more after
+   * parking. The delay is the task's remaining lifetime: a job that wakes without its record
+   * is skipped.
+   */
+  private async park(job: Job<TaskJobData, void>, token: string | undefined, record: TaskRecordLike): Promise<void> {
+    const until = Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
+    await job.moveToDelayed(until, token);
+    const fresh = await this.store.get(record.taskId);
+    if (fresh && !isTerminal(fresh.status) && !hasOutstandingInput(fresh)) {
+      await job.promote().catch(() => {
+        // Already promoted by the process that delivered the answer.
+      });
+    }
+    // Tells BullMQ the job was moved by us: neither complete nor fail it.
+    throw new DelayedError();
   }
 
   /**
@@ -257,6 +366,8 @@ export class TaskWorker {
     this.pendingWrites.add(tracked);
   }
 }
+
+type TaskRecordLike = Parameters<typeof expiresAt>[0] & { readonly taskId: string };
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

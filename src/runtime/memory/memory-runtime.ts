@@ -4,6 +4,7 @@
  * is durability: tasks end with the process.
  */
 
+import { askChange, stepChange } from '../../engine/inputs.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type {
   ExecutionControl,
@@ -13,7 +14,14 @@ import type {
   TaskListener,
   TaskRuntime,
 } from '../../engine/runtime.js';
-import { expiresAt, isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
+import {
+  expiresAt,
+  type InputAnswer,
+  isTerminal,
+  type NewTaskRecord,
+  type PendingInput,
+  type TaskRecord,
+} from '../../engine/task.js';
 import { applyChange, outcomeChange, type TaskChange } from '../../engine/transitions.js';
 
 export interface MemoryRuntimeOptions {
@@ -106,6 +114,17 @@ export class MemoryTaskRuntime implements TaskRuntime {
     return cancelled;
   }
 
+  async answer(
+    taskId: string,
+    decide: (current: TaskRecord) => TaskChange | undefined,
+  ): Promise<TaskRecord | undefined> {
+    const record = await this.get(taskId);
+    if (!record) return undefined;
+    const change = decide(record);
+    // The waiting method hears of its answer through the change event (see `ask`).
+    return change ? this.write(record, change) : record;
+  }
+
   subscribe(listener: TaskListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -154,6 +173,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
         if (message === undefined || !current || current.status !== 'working') return;
         this.write(current, { status: 'working', statusMessage: message });
       },
+      ask: (key, pending) => this.ask(record.taskId, key, pending, controller.signal),
+      step: (name, run) => this.step(record.taskId, name, run),
     };
     let outcome: Awaited<ReturnType<TaskExecutor['execute']>>;
     try {
@@ -168,6 +189,45 @@ export class MemoryTaskRuntime implements TaskRuntime {
     // Cancelled (or expired) meanwhile: terminal is sticky, the late outcome is dropped.
     if (current && !isTerminal(current.status)) this.write(current, outcomeChange(outcome));
     this.drain();
+  }
+
+  /** In process the run simply waits: nothing to free, and an answer resumes it in place. */
+  private ask(taskId: string, key: string, pending: PendingInput, signal: AbortSignal): Promise<InputAnswer> {
+    return new Promise<InputAnswer>((resolve, reject) => {
+      const settle = (record: TaskRecord | undefined): boolean => {
+        const answer = record?.inputAnswers?.[key];
+        if (answer) resolve(answer);
+        else if (!record || isTerminal(record.status)) reject(signal.reason ?? new Error(`Task ${taskId} ended`));
+        else return false;
+        return true;
+      };
+      const current = this.records.get(taskId);
+      if (settle(current) || !current) return;
+      const unsubscribe = this.subscribe(({ record }) => {
+        if (record.taskId === taskId && settle(record)) stop();
+      });
+      const onAbort = () => {
+        reject(signal.reason);
+        stop();
+      };
+      const stop = () => {
+        unsubscribe();
+        signal.removeEventListener('abort', onAbort);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const change = askChange(current, key, pending);
+      if (change) this.write(current, change);
+    });
+  }
+
+  private async step<T>(taskId: string, name: string, run: () => Promise<T>): Promise<T> {
+    const before = this.records.get(taskId);
+    if (before?.steps && name in before.steps) return before.steps[name] as T;
+    const value = await run();
+    const current = this.records.get(taskId);
+    const change = current && stepChange(current, name, value);
+    if (current && change) this.write(current, change);
+    return value;
   }
 
   private write(record: TaskRecord, change: TaskChange): TaskRecord {

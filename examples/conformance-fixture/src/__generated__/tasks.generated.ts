@@ -7,9 +7,15 @@ import { defineTaskManifest, defineTaskTool } from 'mcp-task-server';
 import { z } from 'zod';
 import { FixtureTools } from '../fixture-tools.js';
 
+export const AskInTurnInput = z.object({});
+
+export const ConfirmDeleteInput = z.object({ filename: z.string() });
+
 export const FailingJobInput = z.object({});
 
 export const GreetInput = z.object({ name: z.string() });
+
+export const MultiInputInput = z.object({});
 
 export const ProtocolErrorJobInput = z.object({});
 
@@ -18,6 +24,68 @@ export const SlowComputeInput = z.object({ seconds: z.number(), label: z.string(
 export const taskManifest = defineTaskManifest({
   formatVersion: 1,
   tools: [
+    defineTaskTool<FixtureTools, z.output<typeof AskInTurnInput>>({
+      name: 'ask_in_turn',
+      description: 'Asks for a first name, then for a last name.',
+      taskSupport: 'optional',
+      pollIntervalMs: 200,
+      inputSchema: { type: 'object', properties: {} },
+      input: AskInTurnInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'first_name',
+          message: 'First name?',
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string', description: 'A name.' } },
+            required: ['name'],
+          },
+          answer: z.object({ name: z.string() }),
+        },
+        {
+          name: 'last_name',
+          message: 'Last name?',
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string', description: 'A name.' } },
+            required: ['name'],
+          },
+          answer: z.object({ name: z.string() }),
+        },
+      ],
+      target: { class: FixtureTools, method: 'askInTurn' },
+      source: 'src/fixture-tools.ts:70:9',
+      invoke: (target, _args, ctx) => target.askInTurn(ctx),
+    }),
+    defineTaskTool<FixtureTools, z.output<typeof ConfirmDeleteInput>>({
+      name: 'confirm_delete',
+      description: 'Deletes a file once the caller confirms.',
+      taskSupport: 'optional',
+      pollIntervalMs: 200,
+      inputSchema: {
+        type: 'object',
+        properties: { filename: { type: 'string', description: 'The file to delete.' } },
+        required: ['filename'],
+      },
+      input: ConfirmDeleteInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'confirm',
+          message: 'Delete the file?',
+          schema: {
+            type: 'object',
+            properties: { confirm: { type: 'boolean', description: 'Delete the file?' } },
+            required: ['confirm'],
+          },
+          answer: z.object({ confirm: z.boolean() }),
+        },
+      ],
+      target: { class: FixtureTools, method: 'confirmDelete' },
+      source: 'src/fixture-tools.ts:52:9',
+      invoke: (target, args, ctx) => target.confirmDelete(args.filename, ctx),
+    }),
     defineTaskTool<FixtureTools, z.output<typeof FailingJobInput>>({
       name: 'failing_job',
       description: 'Runs for about a second, then fails with a tool error. Only runs as a task.',
@@ -27,7 +95,7 @@ export const taskManifest = defineTaskManifest({
       input: FailingJobInput,
       result: 'text',
       target: { class: FixtureTools, method: 'failingJob' },
-      source: 'src/fixture-tools.ts:31:9',
+      source: 'src/fixture-tools.ts:41:9',
       invoke: (target, _args, ctx) => target.failingJob(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof GreetInput>>({
@@ -42,8 +110,42 @@ export const taskManifest = defineTaskManifest({
       input: GreetInput,
       result: 'text',
       target: { class: FixtureTools, method: 'greet' },
-      source: 'src/fixture-tools.ts:13:9',
+      source: 'src/fixture-tools.ts:23:9',
       invoke: (target, args, _ctx) => target.greet(args.name),
+    }),
+    defineTaskTool<FixtureTools, z.output<typeof MultiInputInput>>({
+      name: 'multi_input',
+      description: 'Asks for two names at once and greets both.',
+      taskSupport: 'optional',
+      pollIntervalMs: 200,
+      inputSchema: { type: 'object', properties: {} },
+      input: MultiInputInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'first',
+          message: 'First name?',
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string', description: 'A name.' } },
+            required: ['name'],
+          },
+          answer: z.object({ name: z.string() }),
+        },
+        {
+          name: 'second',
+          message: 'Second name?',
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string', description: 'A name.' } },
+            required: ['name'],
+          },
+          answer: z.object({ name: z.string() }),
+        },
+      ],
+      target: { class: FixtureTools, method: 'multiInput' },
+      source: 'src/fixture-tools.ts:61:9',
+      invoke: (target, _args, ctx) => target.multiInput(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof ProtocolErrorJobInput>>({
       name: 'protocol_error_job',
@@ -54,7 +156,7 @@ export const taskManifest = defineTaskManifest({
       input: ProtocolErrorJobInput,
       result: 'text',
       target: { class: FixtureTools, method: 'protocolErrorJob' },
-      source: 'src/fixture-tools.ts:38:9',
+      source: 'src/fixture-tools.ts:78:9',
       invoke: (target, _args, ctx) => target.protocolErrorJob(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof SlowComputeInput>>({
@@ -74,7 +176,7 @@ export const taskManifest = defineTaskManifest({
       input: SlowComputeInput,
       result: 'text',
       target: { class: FixtureTools, method: 'slowCompute' },
-      source: 'src/fixture-tools.ts:23:9',
+      source: 'src/fixture-tools.ts:33:9',
       invoke: (target, args, ctx) => target.slowCompute(args.seconds, args.label, ctx),
     }),
   ],

@@ -7,6 +7,19 @@ import { defineTaskManifest, defineTaskTool } from 'mcp-task-server';
 import { z } from 'zod';
 import { RepoScanner } from '../repo-scanner.js';
 
+export const BuildFolderSchema = z.object({ path: z.string(), bytes: z.int() });
+
+export const CleanReportSchema = z.object({
+  deleted: z.array(BuildFolderSchema),
+  kept: z.array(BuildFolderSchema),
+  bytesFreed: z.int(),
+});
+
+export const CleanRequestSchema = z.object({
+  path: z.string(),
+  names: z.array(z.string()).default(() => ['dist', 'build', 'coverage', '.cache']),
+});
+
 export const ExtensionStatsSchema = z.object({ extension: z.string(), files: z.int(), lines: z.int(), bytes: z.int() });
 
 export const FileStatsSchema = z.object({ path: z.string(), lines: z.int(), bytes: z.int() });
@@ -27,6 +40,10 @@ export const ScanRequestSchema = z.object({
   top: z.int().default(5),
 });
 
+export const CleanBuildOutputsInput = CleanRequestSchema;
+
+export const CleanBuildOutputsOutput = CleanReportSchema;
+
 export const ListDirectoriesInput = z.object({});
 
 export const ListDirectoriesOutput = z.object({ directories: z.array(z.string()) });
@@ -38,6 +55,70 @@ export const ScanRepositoryOutput = ScanReportSchema;
 export const taskManifest = defineTaskManifest({
   formatVersion: 1,
   tools: [
+    defineTaskTool<RepoScanner, z.output<typeof CleanBuildOutputsInput>>({
+      name: 'clean_build_outputs',
+      title: 'Clean build outputs',
+      description: 'Finds build output folders (dist, build, coverage, .cache) below a directory and deletes them\nonce you approve the list.',
+      taskSupport: 'optional',
+      ttlMs: 3600000,
+      pollIntervalMs: 500,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'Directory to clean, relative to the server\'s scan root.' },
+          names: {
+            type: 'array',
+            description: 'Folder names that hold build output, wherever they appear.',
+            items: { type: 'string' },
+            default: ['dist', 'build', 'coverage', '.cache'],
+          },
+        },
+        required: ['path'],
+      },
+      outputSchema: {
+        type: 'object',
+        properties: {
+          deleted: { type: 'array', items: { $ref: '#/$defs/BuildFolder' } },
+          kept: {
+            type: 'array',
+            description: 'Folders found but left in place (the question was declined).',
+            items: { $ref: '#/$defs/BuildFolder' },
+          },
+          bytesFreed: { type: 'integer' },
+        },
+        required: ['deleted', 'kept', 'bytesFreed'],
+        additionalProperties: false,
+        $defs: {
+          BuildFolder: {
+            type: 'object',
+            properties: {
+              path: { type: 'string', description: 'Path relative to the cleaned directory.' },
+              bytes: { type: 'integer' },
+            },
+            required: ['path', 'bytes'],
+            additionalProperties: false,
+          },
+        },
+      },
+      input: CleanBuildOutputsInput,
+      output: CleanBuildOutputsOutput,
+      result: 'structured',
+      questions: [
+        {
+          name: 'approval',
+          message: 'Delete these build folders?',
+          schema: {
+            type: 'object',
+            properties: { confirm: { type: 'boolean', description: 'Delete the folders listed in the question?' } },
+            required: ['confirm'],
+          },
+          answer: z.object({ confirm: z.boolean() }),
+        },
+      ],
+      target: { class: RepoScanner, method: 'cleanBuildOutputs' },
+      source: 'src/repo-scanner.ts:149:9',
+      invoke: (target, args, ctx) => target.cleanBuildOutputs(args, ctx),
+    }),
     defineTaskTool<RepoScanner, z.output<typeof ListDirectoriesInput>>({
       name: 'list_directories',
       title: 'List scannable directories',
@@ -54,7 +135,7 @@ export const taskManifest = defineTaskManifest({
       output: ListDirectoriesOutput,
       result: 'structured',
       target: { class: RepoScanner, method: 'listDirectories' },
-      source: 'src/repo-scanner.ts:117:9',
+      source: 'src/repo-scanner.ts:175:9',
       invoke: (target, _args, _ctx) => target.listDirectories(),
     }),
     defineTaskTool<RepoScanner, z.output<typeof ScanRepositoryInput>>({
@@ -131,7 +212,7 @@ export const taskManifest = defineTaskManifest({
       output: ScanRepositoryOutput,
       result: 'structured',
       target: { class: RepoScanner, method: 'scanRepository' },
-      source: 'src/repo-scanner.ts:65:9',
+      source: 'src/repo-scanner.ts:93:9',
       invoke: (target, args, ctx) => target.scanRepository(args, ctx),
     }),
   ],

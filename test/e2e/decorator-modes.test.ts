@@ -4,12 +4,13 @@
  * `experimentalDecorators`, and each build is started and driven over stdio by the v1 client.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { generate } from '../../src/generator/index.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const buildRoot = path.join(repoRoot, '.tmp', 'decorator-modes');
@@ -47,6 +48,28 @@ async function build(mode: 'standard' | 'legacy'): Promise<string> {
   expect(tsc.status).toBe(0);
   return path.join(out, 'examples/repo-scan/server.js');
 }
+
+describe('mcp-taskgen and the decorator mode', () => {
+  it('generates the same bytes whichever mode the project compiles with', async () => {
+    const exampleDir = path.join(repoRoot, 'examples/repo-scan');
+    const legacyConfig = path.join(exampleDir, 'tsconfig.legacy-check.json');
+    await writeFile(
+      legacyConfig,
+      JSON.stringify({ extends: './tsconfig.json', compilerOptions: { experimentalDecorators: true } }),
+    );
+    try {
+      const out = path.join(exampleDir, 'src/__generated__/tasks.generated.ts');
+      const standard = generate({ tsconfig: path.join(exampleDir, 'tsconfig.json'), out });
+      const legacy = generate({ tsconfig: legacyConfig, out });
+      expect(standard.diagnostics).toEqual([]);
+      expect(legacy.diagnostics).toEqual([]);
+      expect([...legacy.files.values()]).toEqual([...standard.files.values()]);
+      expect(standard.files.get(out)).toBe(await readFile(out, 'utf8'));
+    } finally {
+      await rm(legacyConfig, { force: true });
+    }
+  }, 60_000);
+});
 
 describe.each(['standard', 'legacy'] as const)('decorators compiled by tsc in %s mode', (mode) => {
   it('serve a working task server', async () => {

@@ -135,7 +135,7 @@ export const taskManifest = defineTaskManifest({
       output: ListDirectoriesOutput,
       result: 'structured',
       target: { class: RepoScanner, method: 'listDirectories' },
-      source: 'src/repo-scanner.ts:175:9',
+      source: 'src/repo-scanner.ts:178:9',
       invoke: (target, _args, _ctx) => target.listDirectories(),
     }),
     defineTaskTool<RepoScanner, z.output<typeof ScanRepositoryInput>>({

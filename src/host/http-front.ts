@@ -18,9 +18,11 @@ import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import type { TaskEngine } from '../engine/engine.js';
 import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { Era } from './protocol-server.js';
+import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 
 export interface HttpAuthOptions {
   readonly verifier: OAuthTokenVerifier;
@@ -62,6 +64,7 @@ export class HttpFront {
 
   constructor(
     private readonly factory: SessionServerFactory,
+    private readonly engine: TaskEngine,
     private readonly principals: PrincipalResolver,
     logger: Logger,
     private readonly options: HttpFrontOptions = {},
@@ -96,6 +99,14 @@ export class HttpFront {
       if (verdict instanceof Response) return verdict;
       authInfo = verdict;
     }
+    // Workaround 6: the SDK's listen router would drop `taskIds`; serve those streams here.
+    const listen = await readTaskListen(request);
+    if (listen)
+      return serveTaskListen(request, listen, {
+        engine: this.engine,
+        principals: this.principals,
+        ...(authInfo && { authInfo }),
+      });
     if (await isLegacyRequest(request)) return this.legacy(request, authInfo);
     return this.modern.fetch(request, authInfo ? { authInfo } : undefined);
   }

@@ -119,7 +119,13 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     return server;
   };
 
-  const front = new HttpFront((unit) => serverFor({ ...unit, transport: 'http' }), principals, logger, options.http);
+  const front = new HttpFront(
+    (unit) => serverFor({ ...unit, transport: 'http' }),
+    engine,
+    principals,
+    logger,
+    options.http,
+  );
   const listeners = new Set<ListeningServer>();
   const stdioHandles = new Set<StdioServerHandle>();
   logger.info(describeRuntime(runtime, options.workers));

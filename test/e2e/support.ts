@@ -109,3 +109,84 @@ export async function pollUntil<T>(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+export interface SseStream {
+  /** Resolves with the next JSON-RPC message matching `accept`, waiting for it if needed. */
+  next(accept?: (message: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+/** A `subscriptions/listen` for task ids (2026-07-28), read as the SSE stream it is. */
+export async function listenForTasks(
+  url: string,
+  taskIds: string[],
+  options: { capabilities?: Record<string, unknown>; headers?: Record<string, string>; id?: number } = {},
+): Promise<{ status: number; stream?: SseStream; error?: { code: number; data?: unknown } }> {
+  const controller = new AbortController();
+  const id = options.id ?? nextId++;
+  const response = await fetch(url, {
+    method: 'POST',
+    signal: controller.signal,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+      ...options.headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'subscriptions/listen',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? WITH_TASKS,
+        },
+        notifications: { taskIds },
+      },
+    }),
+  });
+  if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+    const body = (await response.json()) as { error?: { code: number; data?: unknown } };
+    return { status: response.status, ...(body.error && { error: body.error }) };
+  }
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const received: Record<string, unknown>[] = [];
+  let buffer = '';
+  let reading: Promise<void> | undefined;
+  const pump = async () => {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('the stream ended');
+    buffer += decoder.decode(value, { stream: true });
+    const events = buffer.split('\n\n');
+    buffer = events.pop() ?? '';
+    for (const event of events) {
+      const data = event
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5))
+        .join('\n');
+      if (data) received.push(JSON.parse(data) as Record<string, unknown>);
+    }
+  };
+  return {
+    status: response.status,
+    stream: {
+      async next(accept = () => true, timeoutMs = 10_000) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const index = received.findIndex(accept);
+          if (index >= 0) return received.splice(index, 1)[0] as Record<string, unknown>;
+          if (Date.now() > deadline) throw new Error(`no matching message; received ${JSON.stringify(received)}`);
+          reading ??= pump().finally(() => {
+            reading = undefined;
+          });
+          await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 50))]);
+        }
+      },
+      close: () => controller.abort(),
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * `subscriptions/listen` with `notifications.taskIds` (2026-07-28 tasks extension, protocol.md
+ * §5.7). The SDK's listen router drops `taskIds` (sdk-hosting.md §3, workaround 6), so these
+ * requests are served here: an SSE stream that opens with the acknowledgement and then carries
+ * `notifications/tasks` (the task as `tasks/get` would show it) on every change.
+ */
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { Caller, TaskEngine } from '../engine/engine.js';
+import { isVisibleTo } from '../engine/engine.js';
+import type { TaskRecord } from '../engine/task.js';
+import { declaresTasksExtension, missingTasksExtension, toDetailedTaskC } from '../protocol/dialect-c.js';
+import { isPlainObject } from '../protocol/params.js';
+import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
+import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+
+const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
+const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+/** A stream follows this many tasks at most; more is a client bug or abuse. */
+const MAX_TASK_IDS = 1000;
+
+interface ListenRequest {
+  readonly id: string | number;
+  readonly params: { readonly _meta?: Record<string, unknown>; readonly notifications: { readonly taskIds: unknown } };
+}
+
+/** Whether `request` is a task listen this module serves; reads the body only when the header says so. */
+export async function readTaskListen(request: Request): Promise<ListenRequest | undefined> {
+  if (request.method !== 'POST' || request.headers.get('mcp-method')?.trim() !== 'subscriptions/listen')
+    return undefined;
+  let body: unknown;
+  try {
+    body = await request.clone().json();
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(body) || body.method !== 'subscriptions/listen' || !isPlainObject(body.params)) return undefined;
+  const notifications = body.params.notifications;
+  if (!isPlainObject(notifications) || notifications.taskIds === undefined) return undefined;
+  if (typeof body.id !== 'string' && typeof body.id !== 'number') return undefined;
+  return body as unknown as ListenRequest;
+}
+
+export interface TaskListenDeps {
+  readonly engine: TaskEngine;
+  readonly principals: PrincipalResolver;
+  readonly authInfo?: AuthInfo;
+}
+
+export async function serveTaskListen(
+  request: Request,
+  listen: ListenRequest,
+  deps: TaskListenDeps,
+): Promise<Response> {
+  const meta = listen.params._meta ?? {};
+  if (!declaresTasksExtension(meta[CLIENT_CAPABILITIES_META_KEY])) {
+    return errorResponse(listen.id, missingTasksExtension('subscriptions/listen with taskIds'), 400);
+  }
+  if (typeof meta[PROTOCOL_VERSION_META_KEY] !== 'string') {
+    return errorResponse(
+      listen.id,
+      new RpcError(ErrorCode.InvalidParams, 'params._meta needs the protocol version'),
+      400,
+    );
+  }
+  const requested = listen.params.notifications.taskIds;
+  if (
+    !Array.isArray(requested) ||
+    requested.length > MAX_TASK_IDS ||
+    !requested.every((id) => typeof id === 'string')
+  ) {
+    return errorResponse(
+      listen.id,
+      new RpcError(
+        ErrorCode.InvalidParams,
+        `notifications.taskIds must be an array of at most ${MAX_TASK_IDS} task ids`,
+      ),
+      400,
+    );
+  }
+  const caller: Caller = {
+    principal: await resolvePrincipal(deps.principals, {
+      transport: 'http',
+      headers: request.headers,
+      ...(deps.authInfo && { authInfo: deps.authInfo }),
+    }),
+  };
+  // Only tasks the caller may read are agreed to; the acknowledgement says which.
+  const current = new Map<string, TaskRecord>();
+  for (const taskId of new Set(requested as string[])) {
+    const record = await deps.engine.get(caller, taskId).catch(() => undefined);
+    if (record) current.set(taskId, record);
+  }
+  const agreed = [...current.keys()];
+  const tag = { [SUBSCRIPTION_ID_META_KEY]: listen.id };
+
+  const encoder = new TextEncoder();
+  let stop = () => {};
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (message: unknown) => {
+        try {
+          controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
+        } catch {
+          stop();
+        }
+      };
+      const notify = (record: TaskRecord) =>
+        send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { _meta: tag, ...toDetailedTaskC(record) } });
+      send({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { _meta: tag, notifications: { taskIds: agreed } },
+      });
+      const unsubscribe = deps.engine.subscribe(({ record }) => {
+        if (current.has(record.taskId) && isVisibleTo(record, caller)) notify(record);
+      });
+      stop = () => unsubscribe();
+      // Where each task stands now, so a late subscriber does not wait for the next change.
+      for (const record of current.values()) notify(record);
+    },
+    cancel() {
+      stop();
+    },
+  });
+  request.signal.addEventListener('abort', () => stop(), { once: true });
+  return new Response(body, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' },
+  });
+}
+
+function errorResponse(id: string | number, error: RpcError, status: number): Response {
+  return Response.json({ jsonrpc: '2.0', id, error: error.toJSON() }, { status });
+}

@@ -100,13 +100,14 @@ export async function withDeadline<T>(
   operation: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const controller = new AbortController();
-  const unavailable = new TaskError(
-    'RUNTIME_UNAVAILABLE',
-    `The task store (Redis) did not answer within ${timeoutMs} ms while trying to ${what}`,
-  );
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
+      // Built only when needed: an Error's stack trace costs more than the operation it guards.
+      const unavailable = new TaskError(
+        'RUNTIME_UNAVAILABLE',
+        `The task store (Redis) did not answer within ${timeoutMs} ms while trying to ${what}`,
+      );
       controller.abort(unavailable);
       reject(unavailable);
     }, timeoutMs);

@@ -56,6 +56,8 @@ export class TaskEventStream {
       );
     });
     this.subscription = new RedisChannelSubscription(subscriber, channel, (message) => {
+      // Nobody in this process listens: skip parsing a record nobody will read.
+      if (this.listeners.size === 0) return;
       const event = decodeTaskEvent(message);
       if (!event) {
         logger.warn('Ignored a malformed task event', { channel });

@@ -12,6 +12,14 @@ export class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
+  /**
+   * EVAL with the full source: it never needs a second try, so commands sent after it on the
+   * same connection run after it. Used where that order matters (a record before its job).
+   */
+  runInOrder(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    return client.eval(this.source, keys.length, ...keys, ...args);
+  }
+
   async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     try {
       return await client.evalsha(this.sha, keys.length, ...keys, ...args);

@@ -69,13 +69,19 @@ return 1
 /** A write loses the race to another writer this often before we call it a bug. */
 const MAX_WRITE_CONFLICTS = 100;
 
+export class DuplicateTaskError extends Error {
+  override readonly name = 'DuplicateTaskError';
+  constructor(readonly taskId: string) {
+    super(`Task ${taskId} already exists`);
+  }
+}
+
 export interface StoredRecord {
   readonly record: TaskRecord;
   readonly version: string;
 }
 
-export interface WriteResult {
-  readonly record: TaskRecord;
+export interface WriteResult extends StoredRecord {
   /** False when the change was dropped: the task was already terminal or the caller declined. */
   readonly changed: boolean;
 }
@@ -99,7 +105,8 @@ export class RedisTaskStore {
     const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
     const keys = [this.names.record(record.taskId)];
     if (record.owner !== null) keys.push(this.names.owner(record.owner));
-    const inserted = await INSERT.run(this.client, keys, [
+    // In order: the runtime sends the job right behind this, and the record must exist first.
+    const inserted = await INSERT.runInOrder(this.client, keys, [
       JSON.stringify(record),
       Math.floor(firstExpiry),
       expiryArgument(finalExpiry),
@@ -107,7 +114,7 @@ export class RedisTaskStore {
       record.taskId,
       this.names.eventsChannel,
     ]);
-    if (inserted !== 1) throw new Error(`Task ${record.taskId} already exists`);
+    if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
   }
 
   /** Sets the record's real expiry, `createdAt + ttlMs`, once its job is enqueued. */
@@ -141,30 +148,35 @@ export class RedisTaskStore {
    * Applies a change through `applyChange` with compare-and-set, re-reading after a lost race.
    * A change the state machine refuses because the task already ended is dropped, not thrown:
    * that is how a late outcome after a cancel disappears. `undefined` when the task is gone.
-   * `notify` is published in the same script as the write (used for cancel requests).
+   * `notify` is published in the same script as the write (used for cancel requests). A
+   * writer that holds the result of its own last write passes it as `known` to skip the read;
+   * if someone wrote since, the version check fails and the record is read as usual.
    */
   async update(
     taskId: string,
     decide: ChangeDecision,
     notify?: { readonly channel: string; readonly message: string },
+    known?: StoredRecord,
   ): Promise<WriteResult | undefined> {
+    let guess = known;
     for (let attempt = 0; attempt < MAX_WRITE_CONFLICTS; attempt++) {
-      const current = await this.read(taskId);
+      const current = guess ?? (await this.read(taskId));
+      guess = undefined;
       if (!current) return undefined;
       const change = typeof decide === 'function' ? decide(current.record) : decide;
-      if (!change) return { record: current.record, changed: false };
+      if (!change) return { ...current, changed: false };
       let next: TaskRecord;
       try {
         next = applyChange(current.record, change, this.clock());
       } catch (error) {
-        if (error instanceof TaskError && error.code === 'TASK_TERMINAL')
-          return { record: current.record, changed: false };
+        if (error instanceof TaskError && error.code === 'TASK_TERMINAL') return { ...current, changed: false };
         throw error;
       }
       const args = [current.version, JSON.stringify(next), this.names.eventsChannel];
       if (notify) args.push(notify.channel, notify.message);
       const written = await COMPARE_AND_SET.run(this.client, [this.names.record(taskId)], args);
-      if (written === 1) return { record: next, changed: true };
+      // The script increments the version by one on every write.
+      if (written === 1) return { record: next, version: String(Number(current.version) + 1), changed: true };
       if (written === 0) return undefined;
     }
     throw new Error(`Task ${taskId}: gave up after ${MAX_WRITE_CONFLICTS} conflicting writes`);

@@ -14,7 +14,7 @@ import { closeClient, createRedisClient, type RedisConnection, whenReady, withDe
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
-import { RedisTaskStore } from './record-store.js';
+import { DuplicateTaskError, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
@@ -82,17 +82,25 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 
   /**
-   * Record first (with a short provisional expiry), then the job, then the real expiry. A
-   * failure after the record exists undoes what it can; whatever it cannot (Redis gone) undoes
+   * Record (with a short provisional expiry) and job together, then the real expiry. Both go
+   * down one connection in that order, so Redis stores the record before the job exists, and a
+   * round trip is saved. A failure undoes what it can; whatever it cannot (Redis gone) undoes
    * itself: the record expires, and a worker skips a job whose record is missing.
    */
   async create(record: NewTaskRecord): Promise<TaskRecord> {
     return this.guard('create a task', async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
-      await this.store.insert(stored, this.provisionalTtlMs);
+      const [inserted, enqueued] = await Promise.allSettled([
+        this.store.insert(stored, this.provisionalTtlMs),
+        this.queue.enqueue(stored),
+      ]);
+      if (inserted.status === 'rejected') {
+        // An id taken by another task keeps that task's job; anything else leaves nothing behind.
+        if (enqueued.status === 'fulfilled' && !isDuplicate(inserted.reason)) void this.undoCreate(stored);
+        throw inserted.reason;
+      }
       try {
-        signal.throwIfAborted();
-        await this.queue.enqueue(stored);
+        if (enqueued.status === 'rejected') throw enqueued.reason;
         signal.throwIfAborted();
         await this.store.finalizeExpiry(stored);
       } catch (error) {
@@ -193,4 +201,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
       this.logger.warn('A half-created task is left to expire by itself', { taskId: record.taskId, failures });
     }
   }
+}
+
+function isDuplicate(error: unknown): boolean {
+  return error instanceof DuplicateTaskError;
 }

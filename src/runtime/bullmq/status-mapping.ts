@@ -12,7 +12,7 @@
  * | cancelled                      | cancelled, the cancel message           |
  */
 import { INTERNAL_ERROR_CODE } from '../../engine/outcomes.js';
-import type { TaskOutcome } from '../../engine/task.js';
+import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 
 export const QUEUED_MESSAGE = 'queued';
@@ -22,8 +22,25 @@ export const REQUEUED_AFTER_SHUTDOWN_MESSAGE = 'queued again: its worker shut do
 /** BullMQ's failedReason when a job exceeded `maxStalledCount` (worker.js, moveStalledJobsToWait-9.lua). */
 const STALLED_REASON = 'job stalled more than allowable limit';
 
-/** A job starts running: the runtime's own note (`queued`, `retrying…`) gives way to the method's progress. */
-export const STARTED: TaskChange = { status: 'working', statusMessage: null };
+/**
+ * A job has been running a while: the runtime's own note (`queued`, `retrying…`) gives way, and
+ * the method's progress takes over. A progress message already there is left alone.
+ */
+export function startedChange(current: TaskRecord): TaskChange | undefined {
+  return current.status === 'working' && isRuntimeNote(current.statusMessage)
+    ? { status: 'working', statusMessage: null }
+    : undefined;
+}
+
+/** Whether `message` is one the runtime wrote about the job, rather than the method's progress. */
+export function isRuntimeNote(message: string | undefined): boolean {
+  return (
+    message === QUEUED_MESSAGE ||
+    message === REQUEUED_AFTER_STALL_MESSAGE ||
+    message === REQUEUED_AFTER_SHUTDOWN_MESSAGE ||
+    (message?.startsWith('retrying ') ?? false)
+  );
+}
 
 export function progressChange(message: string): TaskChange {
   return { status: 'working', statusMessage: message };

@@ -28,11 +28,12 @@ import { ProgressWriter } from './progress-writer.js';
 import { RedisTaskStore } from './record-store.js';
 import {
   finalFailureOutcome,
+  isRuntimeNote,
   REQUEUED_AFTER_SHUTDOWN_MESSAGE,
   REQUEUED_AFTER_STALL_MESSAGE,
   requeuedChange,
   retryChange,
-  STARTED,
+  startedChange,
 } from './status-mapping.js';
 import { ToolSlots } from './tool-slots.js';
 
@@ -82,6 +83,9 @@ interface RunningTask {
   /** A question went unanswered past the grace period: the run must end in a park. */
   paused: boolean;
 }
+
+/** How long a run shows the runtime's note (`queued`, ...) before it is cleared for progress. */
+const STARTED_NOTE_DELAY_MS = 100;
 
 /** A parked job with no TTL to bound it still wakes up some day, finds no answer, and parks again. */
 const MAX_PARK_MS = 365 * 24 * 3600 * 1000;
@@ -202,15 +206,19 @@ export class TaskWorker {
     // Registered before the record is read: a cancel either shows in that read or reaches `run`.
     this.running.set(taskId, run);
     try {
-      const current = await this.store.get(taskId);
-      if (!current || isTerminal(current.status)) return;
-      const release = await this.slots.acquire(current.tool, controller.signal);
+      // The job names its tool, so the slot is taken before any Redis read; a task gone or ended
+      // meanwhile (cancelled while queued) stops at the read.
+      const release = await this.slots.acquire(job.data.tool, controller.signal);
       if (!release) return this.afterAbort(job, token, run);
+      let startedNote: NodeJS.Timeout | undefined;
       try {
-        const started = await this.store.update(taskId, (record) =>
-          record.status === 'working' && record.statusMessage !== undefined ? STARTED : undefined,
-        );
+        const started = await this.store.read(taskId);
         if (!started || isTerminal(started.record.status)) return;
+        // A quick run goes straight from "queued" to its outcome; only a run that lasts gets the
+        // note cleared for its progress. That saves a write per task where tasks are short.
+        if (isRuntimeNote(started.record.statusMessage)) {
+          startedNote = setTimeout(() => this.track(this.store.update(taskId, startedChange)), STARTED_NOTE_DELAY_MS);
+        }
         const progress = new ProgressWriter(this.store, taskId, this.logger);
         let outcome: TaskOutcome;
         const control: ExecutionControl = {
@@ -233,9 +241,12 @@ export class TaskWorker {
         // A paused run ends in a park even if the method caught the pause and returned anyway:
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
+        clearTimeout(startedNote);
         // A cancelled task is terminal already: the state machine drops this late outcome.
-        await this.store.update(taskId, outcomeChange(outcome));
+        // Start from the version read at the start: with no write since, that saves a read.
+        await this.store.update(taskId, outcomeChange(outcome), undefined, started);
       } finally {
+        clearTimeout(startedNote);
         release();
       }
     } finally {

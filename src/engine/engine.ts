@@ -112,6 +112,38 @@ export class TaskEngine {
     return outcome;
   }
 
+  /** Deletes a task the caller owns, stopping its work first (SEP-1686 `tasks/delete`). */
+  async delete(caller: Caller, taskId: string): Promise<void> {
+    await this.get(caller, taskId);
+    if (!(await this.runtime.remove(taskId))) throw taskNotFound(taskId);
+  }
+
+  /**
+   * Creates a task under an id the client chose (the SEP-1686 shim). A taken id is refused, so
+   * a client cannot reach someone else's task by naming it.
+   */
+  async createWithId(
+    caller: Caller,
+    taskId: string,
+    request: CreateTaskRequest & { keepAliveMs?: number },
+  ): Promise<TaskRecord> {
+    if (await this.runtime.get(taskId)) throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${taskId}`);
+    const now = this.clock();
+    return this.runtime.create({
+      taskId,
+      owner: caller.principal,
+      tool: request.tool,
+      args: request.args,
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      // Kept until it ends (within the cap), then for its keepAlive (see `keepAliveMs`).
+      ttlMs: resolveTtl(null, undefined, this.policy),
+      pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
+      ...(request.keepAliveMs !== undefined && { keepAliveMs: request.keepAliveMs }),
+    });
+  }
+
   async list(caller: Caller, cursor?: string): Promise<TaskPage> {
     if (caller.principal === null) {
       throw new TaskError('LISTING_UNAVAILABLE', 'Listing tasks needs an identified caller');

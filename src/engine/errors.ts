@@ -12,7 +12,9 @@ export type TaskErrorCode =
   /** Listing needs an identified caller. */
   | 'LISTING_UNAVAILABLE'
   /** The runtime could not store or read the task (e.g. Redis unreachable). */
-  | 'RUNTIME_UNAVAILABLE';
+  | 'RUNTIME_UNAVAILABLE'
+  /** A client-chosen task id (SEP-1686) that is already taken. */
+  | 'DUPLICATE_TASK';
 
 export class TaskError extends Error {
   override readonly name = 'TaskError';

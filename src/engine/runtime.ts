@@ -49,6 +49,11 @@ export interface TaskRuntime {
    */
   cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined>;
   /**
+   * Forgets a task at once (the SEP-1686 shim's `tasks/delete`): work still running is stopped
+   * as by `cancel`. False when there was no such task.
+   */
+  remove(taskId: string): Promise<boolean>;
+  /**
    * Applies a change computed from the freshest record (answers to the task's questions) and,
    * when no question is left outstanding, resumes work that paused for them. `undefined` when
    * the task is gone.

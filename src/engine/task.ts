@@ -69,6 +69,12 @@ export interface TaskRecord {
   readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
   /** Results of `ctx.step(name, fn)`, so work done before a pause is not repeated. */
   readonly steps?: Readonly<Record<string, unknown>>;
+  /**
+   * Set for tasks created through the SEP-1686 shim: how long to keep the task once it ended
+   * (its `keepAlive`). At that moment `ttlMs` shrinks to the time elapsed plus this, within the
+   * cap it was created with. Its presence also marks the task as speaking that dialect.
+   */
+  readonly keepAliveMs?: number;
 }
 
 /** What a runtime needs to store a new task; the engine fills in ids, clocks and policy. */

@@ -59,9 +59,17 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(inputRequests && Object.keys(inputRequests).length > 0 && { inputRequests }),
     ...(change.inputAnswers && { inputAnswers: change.inputAnswers }),
     ...(change.steps && { steps: change.steps }),
+    ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),
     // Clocks never run backwards even if the wall clock does.
     lastUpdatedAt: Math.max(now, record.lastUpdatedAt),
   };
+}
+
+/** Retention of a SEP-1686 task that ends now: `keepAlive` from here, never past its original cap. */
+function keptAlive(record: TaskRecord, now: number): number {
+  const untilNow = Math.max(0, now - record.createdAt);
+  const wanted = untilNow + (record.keepAliveMs ?? 0);
+  return Math.max(1, record.ttlMs === null ? wanted : Math.min(record.ttlMs, wanted));
 }
 
 /** The terminal change for an outcome: an error fails the task, any result completes it. */

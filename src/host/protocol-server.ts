@@ -12,8 +12,9 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Caller } from '../engine/engine.js';
+import type { Caller, TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
+import { type DialectA, isTaskA, readTaskRequestA, toTaskA } from '../protocol/dialect-a.js';
 import { type DialectB, type Elicit, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
 import {
   type DialectC,
@@ -21,7 +22,7 @@ import {
   type ModernCallContext,
   serverCapabilitiesC,
 } from '../protocol/dialect-c.js';
-import type { Params } from '../protocol/params.js';
+import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
 import { RpcError, toRpcError } from '../protocol/rpc-error.js';
 import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
@@ -31,8 +32,11 @@ import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 export type Era = 'legacy' | 'modern';
 
 export interface ProtocolServerDeps {
+  readonly engine: TaskEngine;
   readonly dialectB: DialectB;
   readonly dialectC: DialectC;
+  /** Present when the app serves the SEP-1686 `_meta` form. */
+  readonly dialectA?: DialectA;
   readonly resolvePrincipal: PrincipalResolver;
   readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
   readonly instructions?: string;
@@ -133,6 +137,8 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
 
   if (options.era === 'legacy') {
     const b = deps.dialectB;
+    // The SEP-1686 shim lives on 2025-era connections only, and only when the app enabled it.
+    const a = deps.dialectA;
     server.setRequestHandler(
       'tools/list',
       handle(async () => b.listTools()),
@@ -140,30 +146,52 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     server.setRequestHandler(
       'tools/call',
       handle(async (request: { params?: Params }, ctx) => {
+        const taskRequestA = a && readTaskRequestA(request.params);
+        if (a && taskRequestA) {
+          return a.callTool(request.params, taskRequestA, {
+            ...(await legacyCallContext(ctx)),
+            announce: (notification) => ctx.mcpReq.notify(notification as never),
+          });
+        }
         const result = await b.callTool(request.params, await legacyCallContext(ctx));
         const task = (result as { task?: { taskId?: string } }).task;
         if (task?.taskId) options.onTaskCreated?.(task.taskId);
         return result;
       }),
     );
+    // A task answers in the dialect that created it; without the SEP-1686 shim that is always B.
+    const createdThroughA = async (params: Params, who: Caller) =>
+      a !== undefined && isTaskA(await deps.dialectB.read(() => deps.engine.get(who, requireTaskId(params))));
     // Workaround 2: every tasks/* handler uses the three-argument schema form.
     server.setRequestHandler(
       'tasks/get',
       TaskIdParams,
-      handle(async (params: Params, ctx) => b.getTask(params, await caller(ctx))),
+      handle(async (params: Params, ctx) => {
+        const who = await caller(ctx);
+        return a && (await createdThroughA(params, who)) ? a.getTask(params, who) : b.getTask(params, who);
+      }),
     );
     server.setRequestHandler(
       'tasks/result',
       TaskIdParams,
-      handle(async (params: Params, ctx) =>
-        b.getTaskResult(
+      handle(async (params: Params, ctx) => {
+        const who = await caller(ctx);
+        if (a && (await createdThroughA(params, who))) return a.getTaskResult(params, who);
+        return b.getTaskResult(
           params,
-          await caller(ctx),
+          who,
           ctx.mcpReq.signal,
           server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
-        ),
-      ),
+        );
+      }),
     );
+    if (a) {
+      server.setRequestHandler(
+        'tasks/delete',
+        TaskIdParams,
+        handle(async (params: Params, ctx) => a.deleteTask(params, await caller(ctx))),
+      );
+    }
     server.setRequestHandler(
       'tasks/cancel',
       TaskIdParams,
@@ -173,7 +201,9 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       server.setRequestHandler(
         'tasks/list',
         CursorParams,
-        handle(async (params: Params, ctx) => b.listTasks(params, await caller(ctx))),
+        handle(async (params: Params, ctx) =>
+          a ? listEachInItsDialect(deps, params, await caller(ctx)) : b.listTasks(params, await caller(ctx)),
+        ),
       );
     }
   } else {
@@ -209,6 +239,19 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     );
   }
   return server;
+}
+
+/** `tasks/list` with the shim on: each task in the fields of the dialect that created it. */
+async function listEachInItsDialect(
+  deps: ProtocolServerDeps,
+  params: Params,
+  who: Caller,
+): Promise<{ tasks: unknown[]; nextCursor?: string }> {
+  const page = await deps.dialectB.read(() => deps.engine.list(who, optionalCursor(params)));
+  return {
+    tasks: page.tasks.map((record) => (isTaskA(record) ? toTaskA(record) : toTaskB(record))),
+    ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
+  };
 }
 
 /** Forwards `ctx.progress` of an inline call as `notifications/progress`, when the client asked. */

@@ -11,6 +11,7 @@ import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelconte
 import { TaskEngine } from '../engine/engine.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
+import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
@@ -42,6 +43,12 @@ export interface TaskServerOptions extends RuntimeChoice {
   readonly policy?: Partial<TaskPolicy>;
   /** Tasks per `tasks/list` page (default 50). */
   readonly listPageSize?: number;
+  /**
+   * Also serve the original SEP-1686 form (`_meta["modelcontextprotocol.io/task"]` with a
+   * client-chosen id, `notifications/tasks/created`, `tasks/delete`) on 2025-era connections.
+   * Historical and off by default: without it that `_meta` key is ignored.
+   */
+  readonly sep1686?: boolean;
   /** Who owns a task. See `defaultPrincipalResolver`. */
   readonly resolvePrincipal?: PrincipalResolver;
   readonly http?: HttpFrontOptions;
@@ -93,8 +100,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const calls = new ToolCalls(engine, registry);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
   const deps: ProtocolServerDeps = {
+    engine,
     dialectB: new DialectB(calls),
     dialectC: new DialectC(calls),
+    ...(options.sep1686 && { dialectA: new DialectA(calls) }),
     resolvePrincipal: principals,
     serverInfo: {
       name: options.name ?? 'mcp-task-server',

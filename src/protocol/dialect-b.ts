@@ -198,7 +198,8 @@ export class DialectB {
     return toTaskB(await this.read(() => this.calls.engine.cancel(caller, requireTaskId(params))));
   }
 
-  private async read<T>(operation: () => Promise<T>): Promise<T> {
+  /** Runs an engine call, turning its errors into JSON-RPC errors. */
+  async read<T>(operation: () => Promise<T>): Promise<T> {
     try {
       return await operation();
     } catch (error) {

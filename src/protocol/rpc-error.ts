@@ -39,6 +39,7 @@ export function toRpcError(error: unknown): RpcError {
       case 'TASK_NOT_FOUND':
       case 'TASK_TERMINAL':
       case 'INVALID_CURSOR':
+      case 'DUPLICATE_TASK':
         return new RpcError(ErrorCode.InvalidParams, error.message);
       case 'LISTING_UNAVAILABLE':
         return new RpcError(ErrorCode.MethodNotFound, error.message);

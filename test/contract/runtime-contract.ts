@@ -209,6 +209,17 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       expect((await engine.get(ALICE, queued.taskId)).status).toBe('cancelled');
     });
 
+    it('deletes a task at once, stopping its work', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      await waitUntil(() => executor.started.includes(created.taskId));
+      await engine.delete(ALICE, created.taskId);
+      await expect(engine.get(ALICE, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+      await waitUntil(() => executor.aborted.includes(created.taskId));
+      expect((await engine.list(ALICE)).tasks.map((t) => t.taskId)).not.toContain(created.taskId);
+      await expect(engine.delete(ALICE, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+    });
+
     it('refuses to cancel a task that already ended', async () => {
       const engine = await setUp();
       const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });

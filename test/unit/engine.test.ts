@@ -71,6 +71,13 @@ describe('state machine', () => {
     expect(applyChange({ ...record, lastUpdatedAt: 5_000 }, { status: 'working' }, 4_000).lastUpdatedAt).toBe(5_000);
   });
 
+  it('keeps a SEP-1686 task for its keepAlive after it ends, within its original cap', () => {
+    const shim = { ...record, ttlMs: 3_600_000, keepAliveMs: 5_000 };
+    expect(applyChange(shim, outcomeChange(ok), 61_000).ttlMs).toBe(65_000);
+    expect(applyChange(shim, { status: 'working', statusMessage: 'x' }, 61_000).ttlMs).toBe(3_600_000);
+    expect(applyChange({ ...shim, ttlMs: 10_000 }, outcomeChange(ok), 61_000).ttlMs).toBe(10_000);
+  });
+
   it('takes a failed task message from the JSON-RPC error, and a tool error message from its text', () => {
     const failed = outcomeChange({ kind: 'error', error: { code: -32603, message: 'boom' } });
     expect(failed).toMatchObject({ status: 'failed', statusMessage: 'boom' });

@@ -51,9 +51,11 @@ return 1
 `);
 
 /**
- * KEYS: record hash. ARGV: expected version, new record JSON, events channel, [extra channel,
- * extra message]. Returns 1 written, 0 gone (expired), -1 someone wrote first. HSET keeps the
- * key's expiry, so a write never extends retention.
+ * KEYS: record hash, [owner zset]. ARGV: expected version, new record JSON, events channel, new
+ * expiry (ms; '' keeps the current one), [extra channel, extra message]. Returns 1 written,
+ * 0 gone (expired), -1 someone wrote first. HSET keeps the key's expiry, so a write changes
+ * retention only when the record's TTL changed (a SEP-1686 task ending), and then the owner
+ * set is kept alive at least as long.
  */
 const COMPARE_AND_SET = new LuaScript(`
 local current = redis.call('HMGET', KEYS[1], 'version', 'record')
@@ -61,8 +63,14 @@ if not current[1] then return 0 end
 if current[1] ~= ARGV[1] then return -1 end
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'record', ARGV[2])
+if ARGV[4] ~= '' then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+  if KEYS[2] and redis.call('PEXPIRETIME', KEYS[2]) >= 0 and redis.call('PEXPIRETIME', KEYS[2]) < tonumber(ARGV[4]) then
+    redis.call('PEXPIREAT', KEYS[2], ARGV[4])
+  end
+end
 redis.call('PUBLISH', ARGV[3], '{"record":' .. ARGV[2] .. ',"previous":' .. current[2] .. '}')
-if ARGV[4] then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
+if ARGV[5] then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
 return 1
 `);
 
@@ -172,9 +180,12 @@ export class RedisTaskStore {
         if (error instanceof TaskError && error.code === 'TASK_TERMINAL') return { ...current, changed: false };
         throw error;
       }
-      const args = [current.version, JSON.stringify(next), this.names.eventsChannel];
+      const retention = next.ttlMs === current.record.ttlMs ? '' : expiryArgument(expiresAt(next));
+      const args = [current.version, JSON.stringify(next), this.names.eventsChannel, String(retention)];
       if (notify) args.push(notify.channel, notify.message);
-      const written = await COMPARE_AND_SET.run(this.client, [this.names.record(taskId)], args);
+      const keys = [this.names.record(taskId)];
+      if (retention !== '' && next.owner !== null) keys.push(this.names.owner(next.owner));
+      const written = await COMPARE_AND_SET.run(this.client, keys, args);
       // The script increments the version by one on every write.
       if (written === 1) return { record: next, version: String(Number(current.version) + 1), changed: true };
       if (written === 0) return undefined;

@@ -143,6 +143,16 @@ export class BullmqTaskRuntime implements TaskRuntime {
     });
   }
 
+  /** Stops the task as `cancel` does, then deletes its record and its entry in the owner's list. */
+  async remove(taskId: string): Promise<boolean> {
+    const stopped = await this.cancel(taskId, 'deleted by client');
+    if (!stopped) return false;
+    return this.guard('delete a task', async () => {
+      await this.store.discard(stopped);
+      return true;
+    });
+  }
+
   /**
    * Answers are written (and announced to workers holding a run open) in one script; once no
    * question is outstanding, the parked job is promoted so a worker runs the method again.

@@ -80,7 +80,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
   async get(taskId: string): Promise<TaskRecord | undefined> {
     const record = this.records.get(taskId);
     if (record && expiresAt(record) <= this.clock()) {
-      this.remove(taskId);
+      this.forget(taskId);
       return undefined;
     }
     return record;
@@ -123,6 +123,13 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const change = decide(record);
     // The waiting method hears of its answer through the change event (see `ask`).
     return change ? this.write(record, change) : record;
+  }
+
+  async remove(taskId: string): Promise<boolean> {
+    if (!(await this.get(taskId))) return false;
+    await this.cancel(taskId, 'deleted by client');
+    this.forget(taskId);
+    return true;
   }
 
   subscribe(listener: TaskListener): () => void {
@@ -233,6 +240,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private write(record: TaskRecord, change: TaskChange): TaskRecord {
     const next = applyChange(record, change, this.clock());
     this.records.set(next.taskId, next);
+    if (next.ttlMs !== record.ttlMs) this.scheduleExpiry(next);
     this.emit(next, record);
     return next;
   }
@@ -248,16 +256,19 @@ export class MemoryTaskRuntime implements TaskRuntime {
   }
 
   private scheduleExpiry(record: TaskRecord): void {
+    clearTimeout(this.expiryTimers.get(record.taskId));
+    this.expiryTimers.delete(record.taskId);
     if (record.ttlMs === null) return;
     const delay = Math.max(0, expiresAt(record) - this.clock());
     // setTimeout caps at 2^31-1 ms; longer TTLs are enforced lazily by `get`.
     if (delay > 2_147_483_647) return;
-    const timer = setTimeout(() => this.remove(record.taskId), delay);
+    const timer = setTimeout(() => this.forget(record.taskId), delay);
     timer.unref();
     this.expiryTimers.set(record.taskId, timer);
   }
 
-  private remove(taskId: string): void {
+  /** Drops a task from memory: expiry, or `remove` after stopping it. */
+  private forget(taskId: string): void {
     const record = this.records.get(taskId);
     if (!record) return;
     this.records.delete(taskId);

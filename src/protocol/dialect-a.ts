@@ -1,0 +1,163 @@
+/**
+ * Dialect A: the original SEP-1686 `_meta` form (historical), served only when the app opts in.
+ * The client names the task in `_meta["modelcontextprotocol.io/task"]` on an ordinary
+ * `tools/call`; the call itself answers when the task ends, `notifications/tasks/created`
+ * announces it, and `tasks/get|result|list|delete` use A's fields. Spec digest:
+ * shared/docs/protocol.md §3.
+ */
+import type { Caller } from '../engine/engine.js';
+import { isTerminal, type TaskRecord } from '../engine/task.js';
+import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
+import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import type { CallContext, ToolCalls } from './tool-calls.js';
+
+export const SEP1686_TASK_META_KEY = 'modelcontextprotocol.io/task';
+export const SEP1686_RELATED_TASK_META_KEY = 'modelcontextprotocol.io/related-task';
+
+export type StatusA = 'submitted' | 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled' | 'unknown';
+
+export interface TaskA {
+  taskId: string;
+  status: StatusA;
+  /** Retention after the task ends, in ms; `null` when none was asked for. */
+  keepAlive: number | null;
+  pollFrequency?: number;
+  error?: string;
+}
+
+/** Client-chosen ids become Redis keys and BullMQ job ids: a safe, bounded alphabet. */
+const CLIENT_TASK_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** The SEP-1686 task request of a `tools/call`, if it carries one. */
+export function readTaskRequestA(params: Params): { taskId: string; keepAlive?: number } | undefined {
+  const meta = params?._meta;
+  if (!isPlainObject(meta) || meta[SEP1686_TASK_META_KEY] === undefined) return undefined;
+  const request = meta[SEP1686_TASK_META_KEY];
+  if (!isPlainObject(request) || typeof request.taskId !== 'string' || !CLIENT_TASK_ID.test(request.taskId)) {
+    throw new RpcError(
+      ErrorCode.InvalidParams,
+      `_meta["${SEP1686_TASK_META_KEY}"].taskId must be 1 to 128 letters, digits, '_', '-' or '.'`,
+    );
+  }
+  const keepAlive = request.keepAlive;
+  if (keepAlive !== undefined && keepAlive !== null && (typeof keepAlive !== 'number' || keepAlive < 0)) {
+    throw new RpcError(ErrorCode.InvalidParams, `_meta["${SEP1686_TASK_META_KEY}"].keepAlive must be milliseconds`);
+  }
+  return { taskId: request.taskId, ...(typeof keepAlive === 'number' && { keepAlive }) };
+}
+
+/** Whether a record was created through this dialect, and so answers in its fields. */
+export function isTaskA(record: TaskRecord): boolean {
+  return record.keepAliveMs !== undefined;
+}
+
+export function toTaskA(record: TaskRecord): TaskA {
+  return {
+    taskId: record.taskId,
+    // Nothing has happened to it yet: A calls that "submitted".
+    status: record.status === 'working' && record.lastUpdatedAt === record.createdAt ? 'submitted' : record.status,
+    keepAlive: record.keepAliveMs ?? null,
+    pollFrequency: record.pollIntervalMs,
+    ...(record.status === 'failed' && record.outcome?.kind === 'error' && { error: record.outcome.error.message }),
+  };
+}
+
+function related(taskId: string): Record<string, unknown> {
+  return { [SEP1686_RELATED_TASK_META_KEY]: { taskId } };
+}
+
+export interface CallContextA extends CallContext {
+  /** Sends `notifications/tasks/created` for the new task (on the call's own stream). */
+  readonly announce: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>;
+}
+
+export class DialectA {
+  constructor(private readonly calls: ToolCalls) {}
+
+  /**
+   * A `tools/call` that asked for a task: the task is created under the client's id and
+   * announced, and this call answers with the task's result once it ends. The client cancels
+   * it with `notifications/cancelled` for this call, which cancels the task.
+   */
+  async callTool(
+    params: Params,
+    taskRequest: { taskId: string; keepAlive?: number },
+    ctx: CallContextA,
+  ): Promise<Record<string, unknown>> {
+    const { tool, args } = this.calls.resolve(params);
+    // A tool that never runs as a task is processed normally, as a receiver without tasks would.
+    if (tool.taskSupport === 'forbidden') return this.calls.runInline(tool, args, ctx);
+    let record: TaskRecord;
+    try {
+      record = await this.calls.engine.createWithId(ctx.caller, taskRequest.taskId, {
+        tool: tool.name,
+        args,
+        keepAliveMs: taskRequest.keepAlive ?? 0,
+        ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
+      });
+    } catch (error) {
+      throw toRpcError(error);
+    }
+    const taskId = record.taskId;
+    await ctx.announce({ method: 'notifications/tasks/created', params: { _meta: related(taskId) } }).catch(() => {});
+    const onCancel = () => {
+      this.calls.engine.cancel(ctx.caller, taskId).catch(() => {
+        // Already ended: nothing to cancel.
+      });
+    };
+    ctx.signal.addEventListener('abort', onCancel, { once: true });
+    try {
+      const done = await this.read(() => this.calls.engine.waitForTerminal(ctx.caller, taskId));
+      return this.resultOf(done);
+    } finally {
+      ctx.signal.removeEventListener('abort', onCancel);
+    }
+  }
+
+  async getTask(params: Params, caller: Caller): Promise<TaskA & { _meta: Record<string, unknown> }> {
+    const record = await this.read(() => this.calls.engine.get(caller, requireTaskId(params)));
+    return { ...toTaskA(record), _meta: related(record.taskId) };
+  }
+
+  /** The result, only once the task completed (§3: otherwise -32602). */
+  async getTaskResult(params: Params, caller: Caller): Promise<Record<string, unknown>> {
+    const record = await this.read(() => this.calls.engine.get(caller, requireTaskId(params)));
+    if (record.status !== 'completed') {
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        `Cannot retrieve result: Task status is '${toTaskA(record).status}', not 'completed'`,
+      );
+    }
+    return this.resultOf(record);
+  }
+
+  async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskA[]; nextCursor?: string }> {
+    const page = await this.read(() => this.calls.engine.list(caller, optionalCursor(params)));
+    return { tasks: page.tasks.map(toTaskA), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
+  }
+
+  async deleteTask(params: Params, caller: Caller): Promise<Record<string, never>> {
+    await this.read(() => this.calls.engine.delete(caller, requireTaskId(params)));
+    return {};
+  }
+
+  private resultOf(record: TaskRecord): Record<string, unknown> {
+    const outcome = record.outcome;
+    if (outcome?.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
+    if (!outcome || !isTerminal(record.status)) {
+      throw new RpcError(ErrorCode.InternalError, `Task ${record.taskId} was ${record.status}`, {
+        taskId: record.taskId,
+      });
+    }
+    const meta = isPlainObject(outcome.result._meta) ? outcome.result._meta : {};
+    return { ...outcome.result, _meta: { ...meta, ...related(record.taskId) } };
+  }
+
+  private async read<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw toRpcError(error);
+    }
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Dialect A, the original SEP-1686 `_meta` form (protocol.md §3): served only when the app
+ * enables it, and provably ignored otherwise. Driven by the v1 client with raw requests.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
+import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { connectV1, pollUntil, type RunningServer, startServer } from './support.js';
+
+const TASK = 'modelcontextprotocol.io/task';
+const RELATED = 'modelcontextprotocol.io/related-task';
+const AnyResult = z.looseObject({});
+const TaskCreated = z.object({
+  method: z.literal('notifications/tasks/created'),
+  params: z.looseObject({ _meta: z.looseObject({}) }),
+});
+
+function callWithTask(
+  client: Client,
+  taskId: string,
+  args: Record<string, unknown>,
+  name = 'slow_compute',
+  signal?: AbortSignal,
+) {
+  return client.request(
+    { method: 'tools/call', params: { name, arguments: args, _meta: { [TASK]: { taskId, keepAlive: 60_000 } } } },
+    CallToolResultSchema,
+    { ...(signal && { signal }), timeout: 30_000 },
+  );
+}
+
+const getTask = (client: Client, taskId: string) =>
+  client.request({ method: 'tasks/get', params: { taskId } }, AnyResult) as Promise<Record<string, unknown>>;
+
+describe('SEP-1686 shim enabled', () => {
+  let running: RunningServer;
+  let client: Client;
+  const created: unknown[] = [];
+
+  beforeAll(async () => {
+    running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()], sep1686: true });
+    client = await connectV1(running.url);
+    client.setNotificationHandler(TaskCreated, (notification) => {
+      created.push(notification.params._meta[RELATED]);
+    });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await running?.close();
+  });
+
+  it('creates the task under the client-chosen id, announces it, and answers the call when done', async () => {
+    const call = callWithTask(client, 'a-first', { seconds: 0.3, label: 'a' });
+    const running_ = await pollUntil(
+      () => getTask(client, 'a-first').catch(() => ({})),
+      (task) => task.taskId === 'a-first',
+    );
+    expect(['submitted', 'working']).toContain(running_.status);
+    expect(running_).toMatchObject({
+      keepAlive: 60_000,
+      pollFrequency: 200,
+      _meta: { [RELATED]: { taskId: 'a-first' } },
+    });
+    expect(running_.ttl).toBeUndefined();
+    await expect(
+      client.request({ method: 'tasks/result', params: { taskId: 'a-first' } }, AnyResult),
+    ).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/not 'completed'/) });
+
+    const result = await call;
+    expect(result.content).toEqual([{ type: 'text', text: 'Computed a in 0.3s' }]);
+    expect(result._meta?.[RELATED]).toEqual({ taskId: 'a-first' });
+    expect(created).toContainEqual({ taskId: 'a-first' });
+    expect(await getTask(client, 'a-first')).toMatchObject({ status: 'completed', keepAlive: 60_000 });
+    const stored = await client.request(
+      { method: 'tasks/result', params: { taskId: 'a-first' } },
+      CallToolResultSchema,
+    );
+    expect(stored.content).toEqual(result.content);
+  });
+
+  it('refuses a taken id and a malformed one with -32602', async () => {
+    await callWithTask(client, 'a-dup', { seconds: 0, label: 'dup' });
+    await expect(callWithTask(client, 'a-dup', { seconds: 0, label: 'dup' })).rejects.toMatchObject({ code: -32602 });
+    await expect(callWithTask(client, 'has space', { seconds: 0, label: 'x' })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('cancels the task when the client cancels the original request', async () => {
+    const controller = new AbortController();
+    const call = callWithTask(client, 'a-cancel', { seconds: 60, label: 'c' }, 'slow_compute', controller.signal);
+    await pollUntil(
+      () => getTask(client, 'a-cancel').catch(() => ({})),
+      (task) => task.taskId === 'a-cancel',
+    );
+    controller.abort('user gave up');
+    await expect(call).rejects.toThrow();
+    const task = await pollUntil(
+      () => getTask(client, 'a-cancel'),
+      (t) => t.status !== 'working' && t.status !== 'submitted',
+    );
+    expect(task.status).toBe('cancelled');
+  });
+
+  it('fails with the JSON-RPC error the task raised, and tasks/get carries it', async () => {
+    await expect(callWithTask(client, 'a-fail', {}, 'protocol_error_job')).rejects.toMatchObject({ code: -32603 });
+    expect(await getTask(client, 'a-fail')).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/on purpose/),
+    });
+  });
+
+  it('deletes a task on tasks/delete', async () => {
+    await callWithTask(client, 'a-delete', { seconds: 0, label: 'd' });
+    expect(await client.request({ method: 'tasks/delete', params: { taskId: 'a-delete' } }, AnyResult)).toEqual({});
+    await expect(getTask(client, 'a-delete')).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('still serves the 2025-11-25 core form beside it, in its own fields', async () => {
+    const b = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'b' }, task: {} } },
+      z.looseObject({ task: z.looseObject({ taskId: z.string() }) }),
+    );
+    const task = await getTask(client, b.task.taskId);
+    expect(task).toMatchObject({ ttl: expect.any(Number) });
+    expect(task.keepAlive).toBeUndefined();
+  });
+});
+
+describe('SEP-1686 shim disabled (the default)', () => {
+  let running: RunningServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()] });
+    client = await connectV1(running.url);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await running?.close();
+  });
+
+  it('ignores the _meta key and processes the call normally', async () => {
+    let announced = false;
+    client.setNotificationHandler(TaskCreated, () => {
+      announced = true;
+    });
+    const result = await callWithTask(client, 'ignored-id', { seconds: 0, label: 'plain' });
+    expect(result.content).toEqual([{ type: 'text', text: 'Computed plain in 0s' }]);
+    expect(result._meta?.[RELATED]).toBeUndefined();
+    await expect(getTask(client, 'ignored-id')).rejects.toMatchObject({ code: -32602 });
+    await expect(client.request({ method: 'tasks/delete', params: { taskId: 'x' } }, AnyResult)).rejects.toMatchObject({
+      code: -32601,
+    });
+    expect(announced).toBe(false);
+  });
+});

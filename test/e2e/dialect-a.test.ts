@@ -56,7 +56,7 @@ describe('SEP-1686 shim enabled', () => {
   it('creates the task under the client-chosen id, announces it, and answers the call when done', async () => {
     const call = callWithTask(client, 'a-first', { seconds: 0.3, label: 'a' });
     const running_ = await pollUntil(
-      () => getTask(client, 'a-first').catch(() => ({})),
+      () => getTask(client, 'a-first').catch((): Record<string, unknown> => ({})),
       (task) => task.taskId === 'a-first',
     );
     expect(['submitted', 'working']).toContain(running_.status);
@@ -92,7 +92,7 @@ describe('SEP-1686 shim enabled', () => {
     const controller = new AbortController();
     const call = callWithTask(client, 'a-cancel', { seconds: 60, label: 'c' }, 'slow_compute', controller.signal);
     await pollUntil(
-      () => getTask(client, 'a-cancel').catch(() => ({})),
+      () => getTask(client, 'a-cancel').catch((): Record<string, unknown> => ({})),
       (task) => task.taskId === 'a-cancel',
     );
     controller.abort('user gave up');

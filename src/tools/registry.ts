@@ -80,10 +80,9 @@ export class ToolRegistry implements TaskExecutor {
   parseArguments(tool: TaskToolDefinition, args: unknown): unknown {
     const parsed = tool.input.safeParse(args ?? {});
     if (parsed.success) return parsed.data;
-    const details = parsed.error.issues
-      .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
-      .join('; ');
-    throw new InvalidArgumentsError(`Invalid arguments for tool ${tool.name}: ${details}`);
+    throw new InvalidArgumentsError(
+      `Invalid arguments for tool ${tool.name}: ${describeIssues(parsed.error.issues, '(arguments)')}`,
+    );
   }
 
   concurrencyOf(toolName: string): number | undefined {
@@ -224,9 +223,10 @@ function questionAsker(tool: TaskToolDefinition, control: RunControl): TaskConte
   };
 }
 
-function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+/** `path.to.field: message; ...`, naming `whole` when an issue is about the value itself. */
+function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[], whole = '(answer)'): string {
   return issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(answer)'}: ${issue.message}`)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : whole}: ${issue.message}`)
     .join('; ');
 }
 

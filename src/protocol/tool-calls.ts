@@ -119,12 +119,15 @@ export class ToolCalls {
   }
 }
 
-/** What `tools/list` shows of a tool; dialect B adds `execution`. */
+/**
+ * What `tools/list` shows of a tool; dialect B adds `execution`. Clients and models lean on the
+ * description, so a method without JSDoc still gets one, from its title or name.
+ */
 export function describeTool(tool: TaskToolDefinition): Record<string, unknown> {
   return {
     name: tool.name,
     ...(tool.title !== undefined && { title: tool.title }),
-    ...(tool.description !== undefined && { description: tool.description }),
+    description: tool.description ?? tool.title ?? tool.name.replaceAll('_', ' '),
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema !== undefined && { outputSchema: tool.outputSchema }),
   };

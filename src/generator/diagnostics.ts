@@ -4,6 +4,9 @@
  *
  * 1xxx: a type that cannot be expressed as a schema. 2xxx: a method or class the generator
  * cannot call. 3xxx: decorator arguments. 9xxx: the project itself.
+ *
+ * Severity `warning` is for output that is valid but probably not what was meant (an `unknown`
+ * that validates nothing, a JSDoc tag the generator ignores); warnings never change the exit code.
  */
 
 export const DiagnosticCode = {
@@ -18,6 +21,9 @@ export const DiagnosticCode = {
   TupleType: 'MTG1009',
   InvalidJsDocTag: 'MTG1010',
   UnresolvedType: 'MTG1011',
+  UnknownAcceptsAnything: 'MTG1012',
+  UnknownJsDocTag: 'MTG1013',
+  EnumNotImportable: 'MTG1014',
   TaskNotAsync: 'MTG2001',
   ClassNotExported: 'MTG2002',
   MethodNotEligible: 'MTG2003',
@@ -49,9 +55,11 @@ export interface SourceLocation {
   readonly lines: readonly string[];
 }
 
+export type Severity = 'error' | 'warning';
+
 export interface Diagnostic {
   readonly code: DiagnosticCode;
-  readonly severity: 'error';
+  readonly severity: Severity;
   readonly message: string;
   /** What to do about it, in one sentence. */
   readonly hint?: string;

@@ -2,7 +2,7 @@
  * The only part of the generator that touches the disk. Generation produces a file map in memory;
  * writing and `--check` both compare that map with what is on disk, so they cannot disagree.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { diffExcerpt } from './diff.js';
 import { isGeneratedByTaskgen } from './header.js';
@@ -17,7 +17,8 @@ export interface WriteResult {
   readonly status: WriteStatus;
 }
 
-export type CheckStatus = 'current' | 'stale' | 'missing';
+/** `extra`: a file next to the outputs that carries our header but that this run did not produce. */
+export type CheckStatus = 'current' | 'stale' | 'missing' | 'extra';
 
 export interface CheckResult {
   readonly path: string;
@@ -60,7 +61,7 @@ export function writeGenerated(files: FileMap): WriteResult[] {
 }
 
 export function checkGenerated(files: FileMap): CheckResult[] {
-  return [...files].map(([filePath, content]): CheckResult => {
+  const produced = [...files].map(([filePath, content]): CheckResult => {
     const existing = readIfExists(filePath);
     if (existing === undefined) return { path: filePath, status: 'missing' };
     if (existing === content) return { path: filePath, status: 'current' };
@@ -71,6 +72,30 @@ export function checkGenerated(files: FileMap): CheckResult[] {
       ...(isGeneratedByTaskgen(existing) ? {} : { foreign: true }),
     };
   });
+  return [...produced, ...extraGenerated(files).map((filePath): CheckResult => ({ path: filePath, status: 'extra' }))];
+}
+
+/**
+ * Files in the output directories that start with our header but are not in `files`: left over
+ * from a renamed `--out`, say. Only the header counts, so hand-written neighbours are never listed.
+ */
+export function extraGenerated(files: FileMap): string[] {
+  const extra: string[] = [];
+  for (const dir of new Set([...files.keys()].map((filePath) => path.dirname(filePath)))) {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const entry of entries.sort()) {
+      const filePath = path.join(dir, entry);
+      if (files.has(filePath) || !/\.[cm]?tsx?$/.test(entry)) continue;
+      const content = readIfExists(filePath);
+      if (content !== undefined && isGeneratedByTaskgen(content)) extra.push(filePath);
+    }
+  }
+  return extra;
 }
 
 function readIfExists(filePath: string): string | undefined {

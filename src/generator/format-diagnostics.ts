@@ -19,9 +19,18 @@ export interface FormatOptions {
 
 export function formatDiagnostics(diagnostics: readonly Diagnostic[], options: FormatOptions): string {
   const blocks = diagnostics.map((diagnostic) => formatDiagnostic(diagnostic, options));
-  const count = diagnostics.length;
-  blocks.push(`Found ${count} ${count === 1 ? 'error' : 'errors'}.`);
+  blocks.push(diagnosticCount(diagnostics));
   return `${blocks.join('\n\n')}\n`;
+}
+
+/** `Found 2 errors and 1 warning.`, `Found 2 errors.`, `Found 1 warning.` */
+export function diagnosticCount(diagnostics: readonly Diagnostic[]): string {
+  const errors = diagnostics.filter((diagnostic) => diagnostic.severity === 'error').length;
+  const warnings = diagnostics.length - errors;
+  const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  if (warnings === 0) return `Found ${plural(errors, 'error')}.`;
+  if (errors === 0) return `Found ${plural(warnings, 'warning')}.`;
+  return `Found ${plural(errors, 'error')} and ${plural(warnings, 'warning')}.`;
 }
 
 export function formatDiagnostic(diagnostic: Diagnostic, options: FormatOptions): string {

@@ -6,22 +6,27 @@
  * Generation never touches the disk; `writeGenerated` and `checkGenerated` do, and nothing else.
  */
 import path from 'node:path';
+import { globMatcher } from './config.js';
 import { type Diagnostic, hasErrors } from './diagnostics.js';
 import { emitTaskModule } from './emit/module.js';
 import type { FileMap } from './files.js';
 import type { ManifestIR } from './ir.js';
 import { readProject } from './reader/read-project.js';
 
-export type { Diagnostic, DiagnosticCode, SourceLocation } from './diagnostics.js';
+export type { LoadedConfig, TaskgenConfig } from './config.js';
+export { globMatcher, loadConfig } from './config.js';
+export type { Diagnostic, DiagnosticCode, Severity, SourceLocation } from './diagnostics.js';
 export { hasErrors } from './diagnostics.js';
 export { emitTaskModule, relativeImport } from './emit/module.js';
 export { emitTypeCheckModule } from './emit/type-check.js';
 export type { CheckResult, CheckStatus, FileMap, WriteResult, WriteStatus } from './files.js';
-export { checkGenerated, writeGenerated } from './files.js';
-export { formatDiagnostic, formatDiagnostics } from './format-diagnostics.js';
+export { checkGenerated, extraGenerated, writeGenerated } from './files.js';
+export { diagnosticCount, formatDiagnostic, formatDiagnostics } from './format-diagnostics.js';
 export { isGeneratedByTaskgen } from './header.js';
 export type * from './ir.js';
-export { readProject } from './reader/read-project.js';
+export { ProjectSession, readProject } from './reader/read-project.js';
+export type { WatchCycle, WatchHandle, WatchOptions } from './watch.js';
+export { watchProject } from './watch.js';
 
 export const DEFAULT_TSCONFIG = 'tsconfig.json';
 export const DEFAULT_OUT = 'src/__generated__/tasks.generated.ts';
@@ -31,7 +36,9 @@ export interface GenerateOptions {
   readonly tsconfig?: string;
   /** The module to generate. Default: `src/__generated__/tasks.generated.ts`. */
   readonly out?: string;
-  /** Base for relative `tsconfig` and `out`. Default: `process.cwd()`. */
+  /** Globs (relative to `cwd`) of the tsconfig's files to scan for decorators. Default: all of them. */
+  readonly include?: readonly string[];
+  /** Base for relative `tsconfig`, `out` and `include`. Default: `process.cwd()`. */
   readonly cwd?: string;
 }
 
@@ -46,7 +53,8 @@ export function generate(options: GenerateOptions = {}): GenerateResult {
   const cwd = options.cwd ?? process.cwd();
   const tsconfig = path.resolve(cwd, options.tsconfig ?? DEFAULT_TSCONFIG);
   const out = path.resolve(cwd, options.out ?? DEFAULT_OUT);
-  const { ir, diagnostics } = readProject({ tsconfig, exclude: [out] });
+  const include = options.include && globMatcher(options.include.map((glob) => path.resolve(cwd, glob)));
+  const { ir, diagnostics } = readProject({ tsconfig, exclude: [out], ...(include ? { include } : {}) });
   if (hasErrors(diagnostics)) return { files: new Map(), diagnostics, ir };
   return {
     files: new Map([[out, emitTaskModule(ir, { projectDir: path.dirname(tsconfig), outFile: out })]]),

@@ -4,15 +4,21 @@
  * Plain JSON by design: no ts-morph objects, no functions, no absolute paths. It is what the
  * snapshot tests pin down and the only thing emitters see, so every decision an emitter needs
  * (names, optionality, defaults, call shape) is resolved here. Kinds are discriminated unions so
- * later additions (unions, tuples, records, Date, recursion, constraints) are new members rather
- * than new flags on old ones.
+ * additions are new members rather than new flags on old ones. Named types may refer to each other
+ * in cycles (recursive types); emitters must not assume the reference graph is a tree.
  */
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 export type TaskSupportIR = 'forbidden' | 'optional' | 'required';
 
-export type ResultShapeIR = 'structured' | 'text' | 'none' | 'json';
+/**
+ * How the method's return value reaches the client: `structured` (an object: `structuredContent`
+ * plus its JSON as text), `text` (a string), `none` (void), `json` (any other JSON value, as text),
+ * `content` (the framework's `ToolContent` blocks, passed through), `tool-result` (a whole
+ * `ToolResult`, passed through).
+ */
+export type ResultShapeIR = 'structured' | 'text' | 'none' | 'json' | 'content' | 'tool-result';
 
 export interface ManifestIR {
   /** Files that declare tools, relative to the tsconfig directory, POSIX, sorted. */
@@ -62,12 +68,14 @@ export type CallArgumentIR =
   | { readonly kind: 'context' };
 
 export type OutputIR =
-  | { readonly result: 'none' }
-  | { readonly result: Exclude<ResultShapeIR, 'none'>; readonly type: TypeIR };
+  | { readonly result: 'none' | 'content' | 'tool-result' }
+  | { readonly result: 'structured' | 'text' | 'json'; readonly type: TypeIR };
 
 export interface QuestionIR {
   readonly name: string;
   readonly message?: string;
+  /** Asked on the tool call, before the task is created. */
+  readonly upfront?: boolean;
   /** Flat: every property is a primitive or an enum, as elicitation requires. */
   readonly answer: ObjectTypeIR;
   readonly source: string;
@@ -86,25 +94,55 @@ export type TypeIR =
   | NumberTypeIR
   | IntegerTypeIR
   | BooleanTypeIR
+  | NullTypeIR
   | EnumTypeIR
+  | LiteralTypeIR
+  | NativeEnumTypeIR
+  | TemplateTypeIR
+  | DateTimeTypeIR
   | ArrayTypeIR
+  | TupleTypeIR
   | ObjectTypeIR
+  | RecordTypeIR
+  | UnionTypeIR
+  | BrandTypeIR
+  | UnknownTypeIR
   | RefTypeIR;
+
+/** JSON Schema `format`s with a zod counterpart (`z.email()`, `z.url()`, ...). */
+export type StringFormatIR = 'email' | 'uri' | 'uuid' | 'date' | 'date-time';
 
 export interface StringTypeIR {
   readonly kind: 'string';
+  readonly format?: StringFormatIR;
+  readonly minLength?: number;
+  readonly maxLength?: number;
+  /** ECMAScript regular expression source, unanchored, as JSON Schema's `pattern`. */
+  readonly pattern?: string;
 }
 
-export interface NumberTypeIR {
+/** Bounds from `@minimum`, `@maximum`, `@exclusiveMinimum`, `@exclusiveMaximum`. */
+export interface NumericBoundsIR {
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly exclusiveMinimum?: number;
+  readonly exclusiveMaximum?: number;
+}
+
+export interface NumberTypeIR extends NumericBoundsIR {
   readonly kind: 'number';
 }
 
-export interface IntegerTypeIR {
+export interface IntegerTypeIR extends NumericBoundsIR {
   readonly kind: 'integer';
 }
 
 export interface BooleanTypeIR {
   readonly kind: 'boolean';
+}
+
+export interface NullTypeIR {
+  readonly kind: 'null';
 }
 
 /** A string-literal union (or a single string literal), in the order the source lists it. */
@@ -113,10 +151,58 @@ export interface EnumTypeIR {
   readonly values: readonly string[];
 }
 
+/** Number or boolean literals, alone or mixed with strings (`1 | 2`, `true`, `'auto' | 0`). */
+export interface LiteralTypeIR {
+  readonly kind: 'literal';
+  readonly values: readonly (string | number | boolean)[];
+}
+
+/**
+ * A TypeScript `enum`. Enum members are nominal (`'red'` is not a `Color`), so the zod schema is
+ * `z.enum(Color)` over the imported enum object, and the module must export it.
+ */
+export interface NativeEnumTypeIR {
+  readonly kind: 'native-enum';
+  /** The module that exports the enum, relative to the tsconfig directory, POSIX. */
+  readonly module: string;
+  readonly exportName: string;
+  /** Member values in declaration order. */
+  readonly values: readonly (string | number)[];
+}
+
+/** One piece of a template literal type: fixed text, or a placeholder. */
+export type TemplatePartIR =
+  | { readonly kind: 'text'; readonly text: string }
+  /** TypeScript expands literal and boolean placeholders into unions, so only these two remain. */
+  | { readonly kind: 'string' | 'number' };
+
+/** `` `user-${number}` ``: a string matching `pattern` (what `z.templateLiteral` derives from `parts`). */
+export interface TemplateTypeIR {
+  readonly kind: 'template';
+  readonly parts: readonly TemplatePartIR[];
+  /** Anchored ECMAScript regular expression source, identical to zod's for the same parts. */
+  readonly pattern: string;
+}
+
+/** `Date`: an ISO-8601 date-time string on the wire, a `Date` in the method. */
+export interface DateTimeTypeIR {
+  readonly kind: 'date-time';
+}
+
 export interface ArrayTypeIR {
   readonly kind: 'array';
   readonly items: TypeIR;
   /** `readonly T[]`: the parsed value is typed (and frozen) as readonly so it stays assignable back. */
+  readonly readonly: boolean;
+  readonly minItems?: number;
+  readonly maxItems?: number;
+}
+
+/** `[string, number]`, optionally with a rest element (`[string, ...number[]]`). */
+export interface TupleTypeIR {
+  readonly kind: 'tuple';
+  readonly items: readonly TypeIR[];
+  readonly rest?: TypeIR;
   readonly readonly: boolean;
 }
 
@@ -124,6 +210,44 @@ export interface ObjectTypeIR {
   readonly kind: 'object';
   /** In declaration order. */
   readonly properties: readonly PropertyIR[];
+}
+
+/** `Record<string, V>`, `{ [key: string]: V }` and template-literal keys (`Record<\`x-${string}\`, V>`). */
+export interface RecordTypeIR {
+  readonly kind: 'record';
+  readonly key: StringTypeIR | TemplateTypeIR;
+  readonly values: TypeIR;
+}
+
+export interface UnionTypeIR {
+  readonly kind: 'union';
+  /** In a stable order: `null` last, otherwise as the checker lists them. */
+  readonly members: readonly TypeIR[];
+  /**
+   * Set when every member is an object with this property holding distinct literal values:
+   * JSON Schema `oneOf` plus `discriminator`, zod `z.discriminatedUnion`.
+   */
+  readonly discriminator?: string;
+}
+
+/**
+ * `string & { __brand: 'UserId' }`: validated as its base type; the zod schema is typed with the
+ * brand so that the method still receives a `UserId`.
+ */
+export interface BrandTypeIR {
+  readonly kind: 'brand';
+  readonly base: StringTypeIR | NumberTypeIR | IntegerTypeIR | BooleanTypeIR;
+  /** The brand's properties with their literal types, printed back as a TypeScript type. */
+  readonly brand: readonly {
+    readonly name: string;
+    readonly value: string | number | boolean;
+    readonly optional: boolean;
+  }[];
+}
+
+/** `unknown`: any JSON value, `{}` in JSON Schema; the reader warns because nothing is validated. */
+export interface UnknownTypeIR {
+  readonly kind: 'unknown';
 }
 
 export interface RefTypeIR {
@@ -140,4 +264,10 @@ export interface PropertyIR {
   readonly description?: string;
   /** Filled in when absent; checked against `type` by the reader. */
   readonly default?: JsonValue;
+  /** `@title`. */
+  readonly title?: string;
+  /** `@example`, each parsed as JSON when it is JSON, else kept as text. */
+  readonly examples?: readonly JsonValue[];
+  /** `@deprecated`. */
+  readonly deprecated?: boolean;
 }

@@ -1,13 +1,14 @@
 /**
- * The CLI end to end on a copy of the kitchen-sink fixture: write, skip, check, refuse, report.
- * Most cases call `runCli` in-process; one runs the real bin to prove the wiring.
+ * The CLI end to end on a copy of the small ts7-project fixture (small, so that each run is
+ * quick): write, skip, check, refuse, report. Most cases call `runCli` in-process; one runs the
+ * real bin to prove the wiring.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/generator/cli.js';
-import { copyFixture, fixtureTsconfig, REPO_ROOT, removeDir } from './helpers.js';
+import { copyFixture, fixtureTsconfig, REPO_ROOT, removeDir, scratchDir } from './helpers.js';
 
 const OUT = 'src/__generated__/tasks.generated.ts';
 const copies: string[] = [];
@@ -17,7 +18,7 @@ afterAll(() => {
 });
 
 function freshProject(): string {
-  const project = copyFixture('kitchen-sink');
+  const project = copyFixture('ts7-project');
   copies.push(project);
   return project;
 }
@@ -26,6 +27,7 @@ function run(cwd: string, ...args: string[]) {
   let stdout = '';
   let stderr = '';
   const exitCode = runCli(args, { cwd, stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  if (typeof exitCode !== 'number') throw new Error('only --watch returns a promise');
   return { exitCode, stdout, stderr };
 }
 
@@ -33,11 +35,11 @@ describe('mcp-taskgen', () => {
   it('writes the module, reports it, and leaves it untouched when nothing changed', () => {
     const project = freshProject();
     const first = run(project);
-    expect(first).toEqual({ exitCode: 0, stdout: `mcp-taskgen: wrote ${OUT} (7 tools)\n`, stderr: '' });
+    expect(first).toEqual({ exitCode: 0, stdout: `mcp-taskgen: wrote ${OUT} (1 tool)\n`, stderr: '' });
     const modified = statSync(path.join(project, OUT)).mtimeMs;
 
     const second = run(project);
-    expect(second).toEqual({ exitCode: 0, stdout: `mcp-taskgen: unchanged: ${OUT} (7 tools)\n`, stderr: '' });
+    expect(second).toEqual({ exitCode: 0, stdout: `mcp-taskgen: unchanged: ${OUT} (1 tool)\n`, stderr: '' });
     expect(statSync(path.join(project, OUT)).mtimeMs).toBe(modified);
   });
 
@@ -49,25 +51,18 @@ describe('mcp-taskgen', () => {
     expect(existsSync(path.join(project, OUT))).toBe(false);
 
     expect(run(project).exitCode).toBe(0);
-    const source = path.join(project, 'src/reports.ts');
-    writeFileSync(
-      source,
-      readFileSync(source, 'utf8').replace('Builds the quarterly report.', 'Builds the yearly report.'),
-    );
+    const source = path.join(project, 'src/greeter.ts');
+    writeFileSync(source, readFileSync(source, 'utf8').replace('Greets someone.', 'Greets everyone.'));
     const stale = run(project, '--check');
     expect(stale.exitCode).toBe(1);
     expect(stale.stderr).toContain(`stale: ${OUT}`);
-    expect(stale.stderr).toContain(
-      "-       description: 'Builds the quarterly report.\\nTakes a few minutes for large ledgers.',",
-    );
-    expect(stale.stderr).toContain(
-      "+       description: 'Builds the yearly report.\\nTakes a few minutes for large ledgers.',",
-    );
+    expect(stale.stderr).toContain("-       description: 'Greets someone.',");
+    expect(stale.stderr).toContain("+       description: 'Greets everyone.',");
 
-    expect(run(project).stdout).toBe(`mcp-taskgen: wrote ${OUT} (7 tools)\n`);
+    expect(run(project).stdout).toBe(`mcp-taskgen: wrote ${OUT} (1 tool)\n`);
     expect(run(project, '--check')).toEqual({
       exitCode: 0,
-      stdout: `mcp-taskgen --check: ${OUT} is up to date (7 tools).\n`,
+      stdout: `mcp-taskgen --check: ${OUT} is up to date (1 tool).\n`,
       stderr: '',
     });
   });
@@ -83,14 +78,16 @@ describe('mcp-taskgen', () => {
   });
 
   it('prints every diagnostic with its frame and the count, exits 1 and writes nothing', () => {
-    const project = freshProject();
-    const failed = run(project, '--project', fixtureTsconfig('unsupported'), '--out', 'out/tasks.generated.ts');
+    // A directory without configuration: the fixture copies carry an `include` in package.json.
+    const cwd = scratchDir('no-config');
+    copies.push(cwd);
+    const failed = run(cwd, '--project', fixtureTsconfig('unsupported'), '--out', 'out/tasks.generated.ts');
     expect(failed.exitCode).toBe(1);
     expect(failed.stdout).toBe('');
     expect(failed.stderr).toMatch(/^\.\.\/\.\.\/fixtures\/unsupported\/src\/\S+\.ts:\d+:\d+ - error MTG\d{4}: /);
     expect(failed.stderr).toContain('\n  hint: ');
-    expect(failed.stderr).toMatch(/\nFound \d+ errors\.\n$/);
-    expect(existsSync(path.join(project, 'out'))).toBe(false);
+    expect(failed.stderr).toMatch(/\nFound \d+ errors and \d+ warnings\.\n$/);
+    expect(existsSync(path.join(cwd, 'out'))).toBe(false);
   });
 
   it('exits 2 on bad usage and on a missing tsconfig', () => {
@@ -117,7 +114,7 @@ describe('mcp-taskgen', () => {
       spawnSync(process.execPath, ['--import', 'tsx', bin, ...args], { cwd: project, encoding: 'utf8' });
     expect(run(project).exitCode).toBe(0);
     const checked = spawn('--project=tsconfig.json', '--check');
-    expect(checked.stdout).toBe(`mcp-taskgen --check: ${OUT} is up to date (7 tools).\n`);
+    expect(checked.stdout).toBe(`mcp-taskgen --check: ${OUT} is up to date (1 tool).\n`);
     expect(checked.status).toBe(0);
   });
 });

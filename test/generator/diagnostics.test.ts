@@ -43,9 +43,10 @@ describe('diagnostics for unsupported constructs', () => {
     expect(result.diagnostics.map(located).sort(byPosition)).toEqual([...expected].sort(byPosition));
   });
 
-  it('gives every diagnostic a message naming its subject, a hint and a code frame', () => {
+  it('gives every diagnostic a severity, a message naming its subject, a hint and a code frame', () => {
+    const warningCodes = new Set(['MTG1012', 'MTG1013']);
     for (const diagnostic of result.diagnostics) {
-      expect(diagnostic.severity).toBe('error');
+      expect(diagnostic.severity).toBe(warningCodes.has(diagnostic.code) ? 'warning' : 'error');
       expect(diagnostic.hint).toMatch(/\S/);
       expect(diagnostic.location?.lines.length).toBeGreaterThan(0);
     }
@@ -66,17 +67,24 @@ describe('diagnostics for unsupported constructs', () => {
     );
     expect(diagnostic).toBeDefined();
     expect(formatDiagnostic(diagnostic as Diagnostic, { cwd: PROJECT_DIR })).toMatchInlineSnapshot(`
-      "src/unsupported.ts:28:27 - error MTG1005: parameter 'entries' of Unsupported.mapInput: 'Map' is not plain JSON data
+      "src/unsupported.ts:40:27 - error MTG1005: parameter 'entries' of Unsupported.mapInput: 'Map' is not plain JSON data
 
-      28   async mapInput(entries: Map<string, number>): Promise<void> {} // expect: MTG1005 Map<string, number>
+      40   async mapInput(entries: Map<string, number>): Promise<void> {} // expect: MTG1005 Map<string, number>
                                    ~~~~~~~~~~~~~~~~~~~
-        hint: Use an array of { key, value } objects instead."
+        hint: Use Record<string, V>, or an array of { key, value } objects."
     `);
   });
 
-  it('ends the report with the error count', () => {
+  it('formats a warning with its location, and ends the report with the counts', () => {
+    const warning = result.diagnostics.find((candidate) => candidate.code === 'MTG1013');
+    expect(formatDiagnostic(warning as Diagnostic, { cwd: PROJECT_DIR }).split('\n')[0]).toMatch(
+      /^src\/\w+\.ts:\d+:\d+ - warning MTG1013: .*ignores the JSDoc tag @/,
+    );
+    const warnings = result.diagnostics.filter((diagnostic) => diagnostic.severity === 'warning').length;
+    const errors = result.diagnostics.length - warnings;
+    expect(warnings).toBe(3);
     const text = formatDiagnostics(result.diagnostics, { cwd: PROJECT_DIR });
-    expect(text.endsWith(`\n\nFound ${result.diagnostics.length} errors.\n`)).toBe(true);
+    expect(text.endsWith(`\n\nFound ${errors} errors and ${warnings} warnings.\n`)).toBe(true);
   });
 
   it('reports a missing tsconfig as a project diagnostic, not an exception', () => {

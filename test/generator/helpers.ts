@@ -1,8 +1,9 @@
 /** Shared by the generator tests: fixture paths, scratch directories and running `tsc`. */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { emitTypeCheckModule, type ManifestIR } from '../../src/generator/index.js';
 
 export const GENERATOR_TESTS = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(GENERATOR_TESTS, '../..');
@@ -87,4 +88,19 @@ function listFiles(dir: string): string[] {
     const full = path.join(dir, entry.name);
     return entry.isDirectory() ? listFiles(full) : [full];
   });
+}
+
+/**
+ * Writes `moduleText` and the type-check module for `ir` into `dir`, with a tsconfig that extends
+ * the fixture's, and returns that tsconfig: compiling it proves the schemas match the source types.
+ */
+export function writeTypeCheckProject(ir: ManifestIR, fixtureDir: string, dir: string, moduleText: string): string {
+  const out = path.join(dir, 'tasks.generated.ts');
+  const checkFile = path.join(dir, 'type-check.ts');
+  writeFileSync(out, moduleText);
+  writeFileSync(checkFile, emitTypeCheckModule(ir, { projectDir: fixtureDir, checkFile, generatedFile: out }));
+  const tsconfig = path.join(dir, 'tsconfig.json');
+  const base = path.relative(dir, path.join(fixtureDir, 'tsconfig.json')).split(path.sep).join('/');
+  writeFileSync(tsconfig, JSON.stringify({ extends: base, include: ['*.ts'] }, null, 2));
+  return tsconfig;
 }

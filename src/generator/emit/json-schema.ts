@@ -28,7 +28,10 @@ export function toolInputSchema(tool: ToolIR, ir: ManifestIR): JsonObject {
   return topLevelSchema(tool.input, 'input', ir);
 }
 
-/** Only `structured` results have an output schema: MCP requires it to describe an object. */
+/**
+ * Only `structured` results have an output schema: MCP requires it to describe an object. Other
+ * results are still validated at run time, by the zod schema alone.
+ */
 export function toolOutputSchema(tool: ToolIR, ir: ManifestIR): JsonObject | undefined {
   const { output } = tool;
   if (output.result !== 'structured') return undefined;
@@ -92,7 +95,13 @@ class SchemaBuilder {
   private property(property: PropertyIR): JsonObject {
     let schema = this.type(property.type);
     if (property.description !== undefined) schema = withDescription(schema, property.description);
-    return property.default !== undefined ? { ...schema, default: property.default } : schema;
+    if (property.title !== undefined) schema = withAnnotation(schema, 'title', property.title);
+    return {
+      ...schema,
+      ...(property.default !== undefined ? { default: property.default } : {}),
+      ...(property.examples !== undefined ? { examples: [...property.examples] } : {}),
+      ...(property.deprecated ? { deprecated: true } : {}),
+    };
   }
 
   private isRequired(property: PropertyIR): boolean {
@@ -102,16 +111,67 @@ class SchemaBuilder {
   private type(type: TypeIR): JsonObject {
     switch (type.kind) {
       case 'string':
+        return pick({ type: 'string', ...type }, ['type', 'format', 'minLength', 'maxLength', 'pattern']);
       case 'number':
       case 'integer':
+        return pick({ ...type, type: type.kind }, [
+          'type',
+          'minimum',
+          'maximum',
+          'exclusiveMinimum',
+          'exclusiveMaximum',
+        ]);
       case 'boolean':
+      case 'null':
         return { type: type.kind };
       case 'enum':
         return { type: 'string', enum: [...type.values] };
+      case 'literal':
+      case 'native-enum': {
+        const valueType = commonJsonType(type.values);
+        const values = [...type.values];
+        const only = values[0];
+        return {
+          ...(valueType ? { type: valueType } : {}),
+          ...(values.length === 1 && only !== undefined ? { const: only } : { enum: values }),
+        };
+      }
+      case 'template':
+        return { type: 'string', pattern: type.pattern };
+      case 'date-time':
+        return { type: 'string', format: 'date-time' };
       case 'array':
-        return { type: 'array', items: this.type(type.items) };
+        return {
+          type: 'array',
+          items: this.type(type.items),
+          ...(type.minItems !== undefined ? { minItems: type.minItems } : {}),
+          ...(type.maxItems !== undefined ? { maxItems: type.maxItems } : {}),
+        };
+      case 'tuple':
+        return {
+          type: 'array',
+          prefixItems: type.items.map((item) => this.type(item)),
+          items: type.rest ? this.type(type.rest) : false,
+          minItems: type.items.length,
+        };
       case 'object':
         return this.object(type);
+      case 'record':
+        return {
+          type: 'object',
+          ...(type.key.kind === 'template' ? { propertyNames: { type: 'string', pattern: type.key.pattern } } : {}),
+          additionalProperties: this.type(type.values),
+        };
+      case 'union': {
+        const members = type.members.map((member) => this.type(member));
+        return type.discriminator !== undefined
+          ? { type: 'object', oneOf: members, discriminator: { propertyName: type.discriminator } }
+          : { anyOf: members };
+      }
+      case 'brand':
+        return this.type(type.base);
+      case 'unknown':
+        return {};
       case 'ref':
         this.referenced.add(type.name);
         return { $ref: `${DEFS_PREFIX}${type.name}` };
@@ -119,10 +179,28 @@ class SchemaBuilder {
   }
 }
 
-/** Puts `description` right after `type`/`$ref`, where readers look for it. */
-function withDescription(schema: JsonObject, description: string): JsonObject {
+/** The keys of `source` that are set, in the order given. */
+function pick(source: { readonly [key: string]: unknown }, keys: readonly string[]): JsonObject {
+  const picked: JsonObject = {};
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key] as JsonValue;
+  return picked;
+}
+
+/** `number` when every value is a number, and so on; `undefined` for a mix. */
+function commonJsonType(values: readonly (string | number | boolean)[]): string | undefined {
+  const types = new Set(values.map((value) => typeof value));
+  const [only] = types;
+  return types.size === 1 ? only : undefined;
+}
+
+/** Puts an annotation right after `type`/`$ref` (and any earlier annotation), where readers look for it. */
+function withAnnotation(schema: JsonObject, key: string, text: string): JsonObject {
   const [first, ...rest] = Object.entries(schema);
-  return Object.fromEntries([...(first ? [first] : []), ['description', description], ...rest]);
+  return Object.fromEntries([...(first ? [first] : []), [key, text], ...rest]);
+}
+
+function withDescription(schema: JsonObject, description: string): JsonObject {
+  return withAnnotation(schema, 'description', description);
 }
 
 function resolve(ir: ManifestIR, name: string): NamedTypeIR {

@@ -4,12 +4,21 @@
  */
 import path from 'node:path';
 import { generatedHeader } from '../header.js';
-import type { CallArgumentIR, ManifestIR, QuestionIR, ToolIR, TypeIR } from '../ir.js';
+import type { CallArgumentIR, ManifestIR, QuestionIR, ToolIR } from '../ir.js';
+import { referencedNames } from '../ir-walk.js';
 import { compareStrings } from '../naming.js';
 import { questionSchema, toolInputSchema, toolOutputSchema } from './json-schema.js';
-import { allocateNames, type ModuleNames } from './names.js';
+import {
+  allocateNames,
+  enumImports,
+  hasOutputSchema,
+  type ModuleNames,
+  type SchemaUnit,
+  schemaUnits,
+  unitKey,
+} from './names.js';
 import { arrow, type Code, call, object, printConst, propertyAccess, raw, stringLiteral, value } from './printer.js';
-import { zodObject, zodType } from './zod.js';
+import { type ZodContext, type ZodSide, zodObject, zodType } from './zod.js';
 
 export interface ModuleOptions {
   /** The tsconfig directory, which module paths in the IR are relative to (absolute). */
@@ -23,16 +32,26 @@ export const RUNTIME_PACKAGE = 'mcp-task-server';
 
 export function emitTaskModule(ir: ManifestIR, options: ModuleOptions): string {
   const names = allocateNames(ir);
+  const declared = new Set<string>();
+  const contextFor = (side: ZodSide): ZodContext => ({
+    side,
+    schemaNameOf: (typeName) => names.namedSchema(typeName, side),
+    isDeferred: (typeName) => !declared.has(names.namedSchema(typeName, side)),
+    enumBindingOf: names.enumBinding,
+  });
+  const namedSchemas = namedSchemaOrder(ir).map((unit) => {
+    const name = names.namedSchema(unit.typeName, unit.side === 'both' ? 'input' : unit.side);
+    const definition = ir.types[unit.typeName] ?? missing(unit.typeName);
+    // Emitted before `declared` learns its own name, so that self-references are deferred.
+    const code = zodType(definition.type, contextFor(unit.side === 'both' ? 'input' : unit.side));
+    declared.add(name);
+    return [printConst(name, code)];
+  });
   const sections: string[][] = [
     generatedHeader(ir.sourceFiles),
     importLines(ir, names, options),
-    ...namedSchemaOrder(ir).map((typeName) => [
-      printConst(
-        names.namedSchema(typeName),
-        zodType(ir.types[typeName]?.type ?? missing(typeName), names.namedSchema),
-      ),
-    ]),
-    ...ir.tools.map((tool) => toolSchemaConsts(tool, names)),
+    ...namedSchemas,
+    ...ir.tools.map((tool) => toolSchemaConsts(tool, names, contextFor)),
     [printConst('taskManifest', manifest(ir, names))],
   ];
   return `${sections
@@ -63,11 +82,15 @@ function importLines(ir: ManifestIR, names: ModuleNames, options: ModuleOptions)
     "import { z } from 'zod';",
   ];
   const bySpecifier = new Map<string, Set<string>>();
-  for (const { target } of ir.tools) {
-    const specifier = relativeImport(options.projectDir, options.outFile, target.module);
-    const binding = names.classBinding(target);
-    const clause = binding === target.exportName ? binding : `${target.exportName} as ${binding}`;
+  const add = (module: string, exportName: string, binding: string) => {
+    const specifier = relativeImport(options.projectDir, options.outFile, module);
+    const clause = binding === exportName ? binding : `${exportName} as ${binding}`;
     bySpecifier.set(specifier, (bySpecifier.get(specifier) ?? new Set()).add(clause));
+  };
+  for (const { target } of ir.tools) add(target.module, target.exportName, names.classBinding(target));
+  for (const [key, exportName] of enumImports(ir)) {
+    const module = key.slice(0, key.lastIndexOf('#'));
+    add(module, exportName, names.enumBinding(module, exportName));
   }
   for (const specifier of [...bySpecifier.keys()].sort(compareStrings)) {
     const clauses = [...(bySpecifier.get(specifier) ?? [])].sort(compareStrings);
@@ -76,37 +99,35 @@ function importLines(ir: ManifestIR, names: ModuleNames, options: ModuleOptions)
   return lines;
 }
 
-/** Dependencies before dependents (a `const` cannot be used before it is declared), ties by name. */
-function namedSchemaOrder(ir: ManifestIR): string[] {
-  const order: string[] = [];
+/**
+ * Dependencies before dependents (a `const` cannot be used before it is declared), ties by name.
+ * A cycle is cut where the walk meets a unit already in progress; that reference becomes a getter.
+ */
+function namedSchemaOrder(ir: ManifestIR): SchemaUnit[] {
+  const units = schemaUnits(ir);
+  const byKey = new Map(units.map((unit) => [unitKey(unit), unit]));
+  const order: SchemaUnit[] = [];
   const visited = new Set<string>();
-  const visit = (typeName: string): void => {
-    if (visited.has(typeName)) return;
-    visited.add(typeName);
-    for (const dependency of referencedNames(ir.types[typeName]?.type ?? missing(typeName))) visit(dependency);
-    order.push(typeName);
+  const visit = (unit: SchemaUnit): void => {
+    const key = unitKey(unit);
+    if (visited.has(key)) return;
+    visited.add(key);
+    for (const dependency of referencedNames(ir.types[unit.typeName]?.type ?? missing(unit.typeName))) {
+      const next =
+        byKey.get(unitKey({ typeName: dependency, side: 'both' })) ??
+        byKey.get(unitKey({ ...unit, typeName: dependency }));
+      if (next) visit(next);
+    }
+    order.push(unit);
   };
-  for (const typeName of Object.keys(ir.types).sort(compareStrings)) visit(typeName);
+  for (const unit of units) visit(unit);
   return order;
 }
 
-function referencedNames(type: TypeIR): string[] {
-  switch (type.kind) {
-    case 'ref':
-      return [type.name];
-    case 'array':
-      return referencedNames(type.items);
-    case 'object':
-      return type.properties.flatMap((property) => referencedNames(property.type));
-    default:
-      return [];
-  }
-}
-
-function toolSchemaConsts(tool: ToolIR, names: ModuleNames): string[] {
-  const consts = [printConst(names.toolInput(tool.name), zodType(tool.input, names.namedSchema))];
-  if (tool.output.result === 'structured')
-    consts.push(printConst(names.toolOutput(tool.name), zodType(tool.output.type, names.namedSchema)));
+function toolSchemaConsts(tool: ToolIR, names: ModuleNames, contextFor: (side: ZodSide) => ZodContext): string[] {
+  const consts = [printConst(names.toolInput(tool.name), zodType(tool.input, contextFor('input')))];
+  if (hasOutputSchema(tool))
+    consts.push(printConst(names.toolOutput(tool.name), zodType(tool.output.type, contextFor('output'))));
   return [consts.join('\n\n')];
 }
 
@@ -133,7 +154,7 @@ function toolEntry(tool: ToolIR, ir: ManifestIR, names: ModuleNames): Code {
   entries.push(['inputSchema', value(toolInputSchema(tool, ir))]);
   if (outputSchema) entries.push(['outputSchema', value(outputSchema)]);
   entries.push(['input', raw(inputName)]);
-  if (tool.output.result === 'structured') entries.push(['output', raw(names.toolOutput(tool.name))]);
+  if (hasOutputSchema(tool)) entries.push(['output', raw(names.toolOutput(tool.name))]);
   entries.push(['result', value(tool.output.result)]);
   if (tool.questions.length > 0)
     entries.push([
@@ -156,7 +177,17 @@ function questionEntry(question: QuestionIR, names: ModuleNames): Code {
   const entries: [string, Code][] = [['name', value(question.name)]];
   if (question.message !== undefined) entries.push(['message', value(question.message)]);
   entries.push(['schema', value(questionSchema(question))]);
-  entries.push(['answer', zodObject(question.answer, names.namedSchema)]);
+  if (question.upfront) entries.push(['upfront', value(true)]);
+  // Answers are flat objects of primitives (the reader checks), so they never refer to named schemas.
+  entries.push([
+    'answer',
+    zodObject(question.answer, {
+      side: 'input',
+      schemaNameOf: (typeName) => names.namedSchema(typeName, 'input'),
+      isDeferred: () => false,
+      enumBindingOf: names.enumBinding,
+    }),
+  ]);
   return object(entries);
 }
 

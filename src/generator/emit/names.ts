@@ -3,8 +3,10 @@
  * tool schemas) so that a clash is resolved the same way on every run: the later name gets a
  * numeric suffix.
  */
-import type { ManifestIR, TargetIR } from '../ir.js';
+import type { ManifestIR, TargetIR, ToolIR, TypeIR } from '../ir.js';
+import { referencedNames, someType } from '../ir-walk.js';
 import { compareStrings, toPascalCase } from '../naming.js';
+import type { ZodSide } from './zod.js';
 
 /** Names the module itself binds; user names must not shadow them. */
 const RESERVED = ['z', 'defineTaskManifest', 'defineTaskTool', 'taskManifest'];
@@ -12,12 +14,61 @@ const RESERVED = ['z', 'defineTaskManifest', 'defineTaskTool', 'taskManifest'];
 export interface ModuleNames {
   /** Local binding of an imported class, by `module#exportName`. */
   readonly classBinding: (target: TargetIR) => string;
-  /** `AddressSchema`, by named-type name. */
-  readonly namedSchema: (typeName: string) => string;
+  /** Local binding of an imported TS enum. */
+  readonly enumBinding: (module: string, exportName: string) => string;
+  /** `AddressSchema`, by named-type name; `EventInputSchema` for a type that differs by side. */
+  readonly namedSchema: (typeName: string, side: ZodSide) => string;
   /** `BuildReportInput`, by tool name. */
   readonly toolInput: (toolName: string) => string;
-  /** `BuildReportOutput`, by tool name. */
+  /** `BuildReportOutput`, by tool name, for tools whose result is validated. */
   readonly toolOutput: (toolName: string) => string;
+}
+
+/** One named schema constant: a named type for one side, or for both when the sides agree. */
+export interface SchemaUnit {
+  readonly typeName: string;
+  readonly side: ZodSide | 'both';
+}
+
+/** Tools whose return value the runtime validates with a zod schema. */
+export function hasOutputSchema(tool: ToolIR): tool is ToolIR & { output: { type: TypeIR } } {
+  return tool.output.result === 'structured' || tool.output.result === 'json';
+}
+
+/**
+ * The named schema constants the module declares, sorted. A type containing a `Date` parses
+ * differently per side (string → Date in, Date → string out), so it gets a constant per side
+ * it is used on; every other type gets one constant shared by both.
+ */
+export function schemaUnits(ir: ManifestIR): SchemaUnit[] {
+  const resolve = (name: string) => ir.types[name]?.type;
+  const sided = (name: string) => someType({ kind: 'ref', name }, (type) => type.kind === 'date-time', resolve);
+  const used = new Map<string, Set<ZodSide>>();
+  const visit = (type: TypeIR, side: ZodSide): void => {
+    for (const name of referencedNames(type)) {
+      const sides = used.get(name) ?? new Set();
+      if (sides.has(side)) continue;
+      used.set(name, sides.add(side));
+      const target = resolve(name);
+      if (target) visit(target, side);
+    }
+  };
+  for (const tool of ir.tools) {
+    visit(tool.input, 'input');
+    if (hasOutputSchema(tool)) visit(tool.output.type, 'output');
+  }
+  const units: SchemaUnit[] = [];
+  for (const name of Object.keys(ir.types).sort(compareStrings)) {
+    if (!sided(name)) units.push({ typeName: name, side: 'both' });
+    else
+      for (const side of ['input', 'output'] as const)
+        if (used.get(name)?.has(side)) units.push({ typeName: name, side });
+  }
+  return units;
+}
+
+export function unitKey(unit: SchemaUnit): string {
+  return `${unit.side}:${unit.typeName}`;
 }
 
 export function allocateNames(ir: ManifestIR): ModuleNames {
@@ -34,24 +85,48 @@ export function allocateNames(ir: ManifestIR): ModuleNames {
   targets.sort((a, b) => compareStrings(classKey(a), classKey(b)));
   for (const target of targets) classes.set(classKey(target), allocate(target.exportName));
 
+  const enums = new Map<string, string>();
+  for (const [key, exportName] of [...enumImports(ir)].sort(([a], [b]) => compareStrings(a, b)))
+    enums.set(key, allocate(exportName));
+
   const schemas = new Map<string, string>();
-  for (const name of Object.keys(ir.types).sort(compareStrings))
-    schemas.set(name, allocate(`${toPascalCase(name)}Schema`));
+  const units = schemaUnits(ir);
+  for (const unit of units) {
+    const side = unit.side === 'both' ? '' : unit.side === 'input' ? 'Input' : 'Output';
+    schemas.set(unitKey(unit), allocate(`${toPascalCase(unit.typeName)}${side}Schema`));
+  }
 
   const inputs = new Map<string, string>();
   const outputs = new Map<string, string>();
   for (const tool of ir.tools) {
     const base = toPascalCase(tool.name);
     inputs.set(tool.name, allocate(`${base}Input`));
-    if (tool.output.result === 'structured') outputs.set(tool.name, allocate(`${base}Output`));
+    if (hasOutputSchema(tool)) outputs.set(tool.name, allocate(`${base}Output`));
   }
 
   return {
     classBinding: (target) => lookup(classes, classKey(target)),
-    namedSchema: (typeName) => lookup(schemas, typeName),
+    enumBinding: (module, exportName) => lookup(enums, `${module}#${exportName}`),
+    namedSchema: (typeName, side) =>
+      schemas.get(unitKey({ typeName, side: 'both' })) ?? lookup(schemas, unitKey({ typeName, side })),
     toolInput: (toolName) => lookup(inputs, toolName),
     toolOutput: (toolName) => lookup(outputs, toolName),
   };
+}
+
+/** Every TS enum the schemas use, as `module#exportName` → export name. */
+export function enumImports(ir: ManifestIR): Map<string, string> {
+  const found = new Map<string, string>();
+  const collect = (type: TypeIR): boolean => {
+    if (type.kind === 'native-enum') found.set(`${type.module}#${type.exportName}`, type.exportName);
+    return false;
+  };
+  for (const definition of Object.values(ir.types)) someType(definition.type, collect, () => undefined);
+  for (const tool of ir.tools) {
+    someType(tool.input, collect, () => undefined);
+    if ('type' in tool.output) someType(tool.output.type, collect, () => undefined);
+  }
+  return found;
 }
 
 function classKey(target: TargetIR): string {

@@ -22,7 +22,9 @@ export type Code =
   /** `object.name` */
   | { readonly kind: 'member'; readonly object: Code; readonly name: string }
   /** `(params) => body` */
-  | { readonly kind: 'arrow'; readonly params: readonly string[]; readonly body: Code };
+  | { readonly kind: 'arrow'; readonly params: readonly string[]; readonly body: Code }
+  /** Only as an object entry: `get key() { return body; }`, evaluated on first access. */
+  | { readonly kind: 'getter'; readonly body: Code };
 
 export const raw = (text: string): Code => ({ kind: 'raw', text });
 export const value = (json: JsonValue): Code => ({ kind: 'value', value: json });
@@ -38,6 +40,7 @@ export const call = (callee: Code | string, args: readonly Code[] = [], typeArgu
 export const method = (receiver: Code, name: string, args: readonly Code[] = []): Code =>
   call({ kind: 'member', object: receiver, name }, args);
 export const arrow = (params: readonly string[], body: Code): Code => ({ kind: 'arrow', params, body });
+export const getter = (body: Code): Code => ({ kind: 'getter', body });
 
 /** `export const Name = <code>;` */
 export function printConst(name: string, code: Code, exported = true): string {
@@ -47,9 +50,88 @@ export function printConst(name: string, code: Code, exported = true): string {
 
 /** Lays out `code` starting at `column` on a line indented `level` times. */
 export function printCode(code: Code, level: number, column: number): string {
-  const flat = printFlat(code);
-  if (column + flat.length <= MAX_WIDTH && !flat.includes('\n')) return flat;
+  const flat = flatWithin(code, MAX_WIDTH - column);
+  if (flat !== undefined && !flat.includes('\n')) return flat;
   return printBroken(code, level, column);
+}
+
+/**
+ * The flat form of `code` if it is at most `limit` characters long, else `undefined`. Stops as
+ * soon as the limit is passed, so that asking "does the whole manifest fit on one line?" costs
+ * 120 characters of work, not the manifest's size.
+ */
+function flatWithin(code: Code, limit: number): string | undefined {
+  if (limit < 0) return undefined;
+  const known = flatCache.get(code);
+  if (known !== undefined) return known.length <= limit ? known : undefined;
+  /** `open part, part close`, each part rendered within what is left of the limit. */
+  const join = (parts: readonly (() => (budget: number) => string | undefined)[], open: string, close: string) => {
+    let text = open;
+    for (const [index, part] of parts.entries()) {
+      const separator = index > 0 ? ', ' : '';
+      const rendered = part()(limit - text.length - separator.length - close.length);
+      if (rendered === undefined) return undefined;
+      text += `${separator}${rendered}`;
+    }
+    text += close;
+    return text.length <= limit ? text : undefined;
+  };
+  const item = (part: Code) => () => (budget: number) => flatWithin(part, budget);
+  switch (code.kind) {
+    case 'value':
+      return jsonWithin(code.value, limit);
+    case 'object':
+      if (code.entries.length === 0) return '{}';
+      return join(
+        code.entries.map(([key, entry]) => () => (budget: number) => {
+          const [head, tail, body] =
+            entry.kind === 'getter'
+              ? [`get ${propertyKey(key)}() { return `, '; }', entry.body]
+              : [`${propertyKey(key)}: `, '', entry];
+          const rendered = flatWithin(body, budget - head.length - tail.length);
+          return rendered === undefined ? undefined : `${head}${rendered}${tail}`;
+        }),
+        '{ ',
+        ' }',
+      );
+    case 'array':
+      return join(code.items.map(item), '[', ']');
+    case 'call': {
+      const callee = flatWithin(code.callee, limit);
+      if (callee === undefined) return undefined;
+      const head = `${callee}${code.typeArguments !== undefined ? `<${code.typeArguments}>` : ''}`;
+      const args = flatWithin({ kind: 'array', items: code.args }, limit - head.length);
+      return args === undefined ? undefined : `${head}(${args.slice(1, -1)})`;
+    }
+    default: {
+      // Atoms, members and arrows are short in practice: print them whole, then measure.
+      const text = printFlat(code);
+      return text.length <= limit ? text : undefined;
+    }
+  }
+}
+
+function jsonWithin(json: JsonValue, limit: number): string | undefined {
+  if (limit < 0) return undefined;
+  if (json === null || typeof json !== 'object') {
+    const scalar = printScalar(json);
+    return scalar.length <= limit ? scalar : undefined;
+  }
+  const isArray = Array.isArray(json);
+  const entries: [string | undefined, JsonValue][] = isArray
+    ? json.map((item) => [undefined, item])
+    : Object.entries(json);
+  if (entries.length === 0) return isArray ? '[]' : '{}';
+  const [open, close] = isArray ? ['[', ']'] : ['{ ', ' }'];
+  let text = open;
+  for (const [index, [key, item]] of entries.entries()) {
+    const head = `${index > 0 ? ', ' : ''}${key === undefined ? '' : `${propertyKey(key)}: `}`;
+    const rendered = jsonWithin(item, limit - text.length - head.length - close.length);
+    if (rendered === undefined) return undefined;
+    text += `${head}${rendered}`;
+  }
+  text += close;
+  return text.length <= limit ? text : undefined;
 }
 
 function printBroken(code: Code, level: number, column: number): string {
@@ -63,6 +145,10 @@ function printBroken(code: Code, level: number, column: number): string {
     case 'object': {
       if (code.entries.length === 0) return '{}';
       const lines = code.entries.map(([key, entry]) => {
+        if (entry.kind === 'getter') {
+          const body = `${inner}${INDENT}return `;
+          return `${inner}get ${propertyKey(key)}() {\n${body}${printCode(entry.body, level + 2, body.length)};\n${inner}},`;
+        }
         const head = `${inner}${propertyKey(key)}: `;
         return `${head}${printCode(entry, level + 1, head.length)},`;
       });
@@ -90,11 +176,13 @@ function printBroken(code: Code, level: number, column: number): string {
       ) {
         return `${head}${printCode(only, level, headColumn)})`;
       }
-      const flatArgs = code.args.map(printFlat).join(', ');
-      if (headColumn + flatArgs.length + 1 <= MAX_WIDTH) return `${head}${flatArgs})`;
+      const flatArgs = flatWithin({ kind: 'array', items: code.args }, MAX_WIDTH - headColumn + 1)?.slice(1, -1);
+      if (flatArgs !== undefined && headColumn + flatArgs.length + 1 <= MAX_WIDTH) return `${head}${flatArgs})`;
       const lines = code.args.map((arg) => `${inner}${printCode(arg, level + 1, inner.length)},`);
       return `${head}\n${lines.join('\n')}\n${closing})`;
     }
+    case 'getter':
+      return printCode(code.body, level, column);
     case 'arrow': {
       const head = `(${code.params.join(', ')}) => `;
       const body = printCode(code.body, level, column + head.length + 1);
@@ -112,7 +200,22 @@ function returnsObject(code: Code & { kind: 'arrow' }): boolean {
   );
 }
 
-function printFlat(code: Code): string {
+/**
+ * Layout asks for the flat form of a node at every level it visits, so each node's flat text is
+ * computed once: without this, printing is quadratic in the nesting depth.
+ */
+const flatCache = new WeakMap<Code, string>();
+
+export function printFlat(code: Code): string {
+  let flat = flatCache.get(code);
+  if (flat === undefined) {
+    flat = printFlatUncached(code);
+    flatCache.set(code, flat);
+  }
+  return flat;
+}
+
+function printFlatUncached(code: Code): string {
   switch (code.kind) {
     case 'raw':
       return code.text;
@@ -121,13 +224,15 @@ function printFlat(code: Code): string {
     case 'object':
       return code.entries.length === 0
         ? '{}'
-        : `{ ${code.entries.map(([key, entry]) => `${propertyKey(key)}: ${printFlat(entry)}`).join(', ')} }`;
+        : `{ ${code.entries.map(([key, entry]) => (entry.kind === 'getter' ? `get ${propertyKey(key)}() { return ${printFlat(entry.body)}; }` : `${propertyKey(key)}: ${printFlat(entry)}`)).join(', ')} }`;
     case 'array':
       return `[${code.items.map(printFlat).join(', ')}]`;
     case 'member':
       return `${printFlat(code.object)}.${code.name}`;
     case 'call':
       return `${printFlat(code.callee)}${code.typeArguments !== undefined ? `<${code.typeArguments}>` : ''}(${code.args.map(printFlat).join(', ')})`;
+    case 'getter':
+      return printFlat(code.body);
     case 'arrow': {
       const body = printFlat(code.body);
       return `(${code.params.join(', ')}) => ${returnsObject(code) ? `(${body})` : body}`;

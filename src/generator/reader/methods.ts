@@ -27,7 +27,8 @@ import type {
   TypeIR,
 } from '../ir.js';
 import { toSnakeCase } from '../naming.js';
-import { hasJsDocTag, jsDocDescription, parameterDescription } from './jsdoc.js';
+import { applyConstraints, readAnnotations, reportUnknownTags } from './annotations.js';
+import { hasJsDocTag, jsDocDescription, jsDocTags, parameterDescription } from './jsdoc.js';
 import { evaluateLiteral, staticPropertyName } from './literals.js';
 import { type DiagnosticSink, relativeModulePath, sourceReference } from './report.js';
 import type { TaskgenTags } from './taskgen-tags.js';
@@ -84,6 +85,7 @@ export class MethodReader {
     const owner = method.getParentIfKind(SyntaxKind.ClassDeclaration);
     if (!owner) return undefined;
     const label = `${owner.getName() ?? '(anonymous class)'}.${method.getName()}`;
+    reportUnknownTags(jsDocTags(method), label, this.sink);
     const exportName = this.exportNameOf(owner);
     const eligible = this.checkEligible(method, label);
     const options = this.readOptions(decorated.decorator, kind === 'task' ? TASK_OPTIONS : TOOL_OPTIONS);
@@ -326,8 +328,8 @@ export class MethodReader {
     const context: CallArgumentIR[] = hasContext ? [{ kind: 'context' }] : [];
     const only = dataParameters[0];
     if (dataParameters.length === 1 && only && this.isObjectParameter(only)) {
-      const input = this.readObjectParameter(only, label);
-      return valid && input ? { input, call: [{ kind: 'input' }, ...context] } : undefined;
+      const read = this.readObjectParameter(only, label);
+      return valid && read ? { input: read.input, call: [...read.call, ...context] } : undefined;
     }
     const properties: PropertyIR[] = [];
     for (const parameter of dataParameters) {
@@ -344,25 +346,38 @@ export class MethodReader {
     return withoutUndefined(parameter.getType()).some((member) => this.tags.roleOfType(member) === 'context');
   }
 
-  /** One parameter of object type is the whole input; anything else is positional. */
+  /**
+   * One parameter of object type is the whole input; anything else is positional. Records, Dates
+   * and the like are objects to the checker but not to the schema: they are found out after
+   * reading and then treated as positional.
+   */
   private isObjectParameter(parameter: ParameterDeclaration): boolean {
     const members = withoutUndefined(parameter.getType());
     const type = members[0];
-    if (members.length !== 1 || !type || !type.isObject()) return false;
-    if (type.isArray() || type.isReadonlyArray() || type.isTuple()) return false;
+    if (members.length !== 1 || !type) return false;
+    const isObjectLike =
+      type.isObject() || (type.isIntersection() && type.getIntersectionTypes().every((member) => member.isObject()));
+    if (!isObjectLike || type.isArray() || type.isReadonlyArray() || type.isTuple()) return false;
     return type.getCallSignatures().length === 0 && this.tags.roleOfType(type) === undefined;
   }
 
-  private readObjectParameter(parameter: ParameterDeclaration, label: string): ObjectTypeIR | RefTypeIR | undefined {
+  private readObjectParameter(
+    parameter: ParameterDeclaration,
+    label: string,
+  ): { input: ObjectTypeIR | RefTypeIR; call: CallArgumentIR[] } | undefined {
     const node = parameter.getTypeNode() ?? parameter.getNameNode();
-    const { type } = this.types.readOptionalAware(parameter.getType(), {
-      node,
-      subject: `parameter '${parameter.getName()}' of ${label}`,
-    });
+    const subject = `parameter '${parameter.getName()}' of ${label}`;
+    const { type, includesUndefined } = this.types.readOptionalAware(parameter.getType(), { node, subject });
     if (!type) return undefined;
-    if (type.kind === 'object' || type.kind === 'ref') return type;
-    // isObjectParameter admitted it, so the reader can only have produced an object or a ref.
-    throw new Error(`mcp-taskgen internal error: object parameter of ${label} read as ${type.kind}`);
+    if (type.kind === 'object' || type.kind === 'ref') return { input: type, call: [{ kind: 'input' }] };
+    // An object to the checker that is not an object schema (a record, a Date): one named argument.
+    const property = this.positionalProperty(parameter, type, includesUndefined, subject);
+    return (
+      property && {
+        input: { kind: 'object', properties: [property] },
+        call: [{ kind: 'property', name: property.name }],
+      }
+    );
   }
 
   private readPositionalParameter(parameter: ParameterDeclaration, label: string): PropertyIR | undefined {
@@ -377,23 +392,40 @@ export class MethodReader {
       return undefined;
     }
     const name = nameNode.getText();
+    const subject = `parameter '${name}' of ${label}`;
     const site = {
       node: parameter.getTypeNode() ?? nameNode,
-      subject: `parameter '${name}' of ${label}`,
+      subject,
       integer: hasJsDocTag(parameter, 'integer'),
     };
     const { type, includesUndefined } = this.types.readOptionalAware(parameter.getType(), site);
-    if (!type) return undefined;
+    return type && this.positionalProperty(parameter, type, includesUndefined, subject);
+  }
+
+  /** A parameter as a property of the input object: tags, default and optionality applied. */
+  private positionalProperty(
+    parameter: ParameterDeclaration,
+    read: TypeIR,
+    includesUndefined: boolean,
+    subject: string,
+  ): PropertyIR | undefined {
+    // `@param` tags of the method are about this parameter; other tags on it are constraints.
+    const tags = jsDocTags(parameter).filter((tag) => tag.name !== 'param');
+    reportUnknownTags(tags, subject, this.sink);
+    const type = applyConstraints(read, tags, subject, this.sink);
+    const annotations = readAnnotations(tags, subject, this.sink);
+    if (!type || !annotations) return undefined;
     const initializer = parameter.getInitializer();
     // A non-literal initialiser still makes the parameter optional; the method applies it itself.
     const evaluated = initializer ? evaluateLiteral(initializer) : undefined;
     const description = parameterDescription(parameter);
     return {
-      name,
+      name: parameter.getName(),
       type,
       optional: parameter.isOptional() || initializer !== undefined || includesUndefined,
       ...(description !== undefined ? { description } : {}),
       ...(evaluated?.ok ? { default: evaluated.value } : {}),
+      ...annotations,
     };
   }
 
@@ -412,6 +444,11 @@ export class MethodReader {
     }
     const awaited = isPromise ? (returnType.getTypeArguments()[0] as Type) : returnType;
     if (awaited.isVoid() || awaited.isUndefined()) return { result: 'none' };
+    const role = this.tags.roleOfType(awaited);
+    if (role === 'toolResult') return { result: 'tool-result' };
+    const element = awaited.isArray() || awaited.isReadonlyArray() ? awaited.getArrayElementType() : undefined;
+    if (role === 'content' || (element && this.tags.roleOfType(element) === 'contentBlock'))
+      return { result: 'content' };
     const siteNode =
       isPromise && returnTypeNode && Node.isTypeReference(returnTypeNode)
         ? (returnTypeNode.getTypeArguments()[0] ?? returnTypeNode)
@@ -421,6 +458,7 @@ export class MethodReader {
     switch (type.kind) {
       case 'string':
       case 'enum':
+      case 'template':
         return { result: 'text', type };
       case 'object':
       case 'ref':
@@ -479,25 +517,28 @@ export class MethodReader {
       return undefined;
     }
     let message: string | undefined;
+    let upfront = false;
     if (optionsArgument) {
       const options = evaluateLiteral(optionsArgument);
       const value = options.ok ? options.value : undefined;
-      const messageValue = value && typeof value === 'object' && !Array.isArray(value) ? value.message : undefined;
-      const onlyKnownKeys =
-        value &&
-        typeof value === 'object' &&
-        !Array.isArray(value) &&
-        Object.keys(value).every((key) => key === 'message');
-      if (!options.ok || !onlyKnownKeys || (messageValue !== undefined && typeof messageValue !== 'string')) {
+      const record = value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+      const onlyKnownKeys = record && Object.keys(record).every((key) => key === 'message' || key === 'upfront');
+      if (
+        !options.ok ||
+        !onlyKnownKeys ||
+        (record?.message !== undefined && typeof record.message !== 'string') ||
+        (record?.upfront !== undefined && typeof record.upfront !== 'boolean')
+      ) {
         this.sink.error(
           DiagnosticCode.InvalidQuestion,
           options.ok ? optionsArgument : options.node,
-          `${label}: @NeedsInput options must be a literal { message?: string }`,
+          `${label}: @NeedsInput options must be a literal { message?: string; upfront?: boolean }`,
           "Write { message: 'Deploy to production?' } inline.",
         );
         return undefined;
       }
-      message = messageValue;
+      message = record?.message as string | undefined;
+      upfront = record?.upfront === true;
     }
     const typeArgument = call.getTypeArguments()[0];
     if (!typeArgument) {
@@ -529,6 +570,7 @@ export class MethodReader {
     return {
       name: name.value,
       ...(message !== undefined ? { message } : {}),
+      ...(upfront ? { upfront } : {}),
       answer,
       source: sourceReference(decorator, this.rootDir),
     };
@@ -543,6 +585,7 @@ function describeKind(type: TypeIR): string {
     case 'array':
     case 'integer':
     case 'enum':
+    case 'unknown':
       return `an ${type.kind}`;
     default:
       return `a ${type.kind}`;

@@ -3,14 +3,15 @@
  * files, keeps those that resolve to `@Task`, `@Tool` or `@NeedsInput`, reads each method, then
  * settles what only the whole program can: duplicate names, type names, order.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Decorator, type MethodDeclaration, Node, Project, SyntaxKind, ts } from 'ts-morph';
-import { type Diagnostic, DiagnosticCode, sortDiagnostics } from '../diagnostics.js';
+import { type Decorator, type MethodDeclaration, Node, Project, type SourceFile, SyntaxKind, ts } from 'ts-morph';
+import { type Diagnostic, DiagnosticCode, type SourceLocation, sortDiagnostics } from '../diagnostics.js';
 import type { ManifestIR, NamedTypeIR, ToolIR, TypeIR } from '../ir.js';
+import { mapType, referencedNames } from '../ir-walk.js';
 import { compareStrings } from '../naming.js';
-import { type DecoratedMethod, MethodReader, type ReadTool } from './methods.js';
-import { DiagnosticSink } from './report.js';
+import { type DecoratedMethod, MethodReader } from './methods.js';
+import { DiagnosticSink, locate } from './report.js';
 import { TaskgenTags } from './taskgen-tags.js';
 import { TypeReader } from './types.js';
 
@@ -19,6 +20,8 @@ export interface ReadOptions {
   readonly tsconfig: string;
   /** Files never scanned, such as the generated module itself (absolute paths). */
   readonly exclude?: readonly string[];
+  /** Which of the tsconfig's files to scan for decorators (absolute path in); default: all of them. */
+  readonly include?: (file: string) => boolean;
 }
 
 export interface ReadResult {
@@ -29,36 +32,197 @@ export interface ReadResult {
 const EMPTY_IR: ManifestIR = { sourceFiles: [], types: {}, tools: [] };
 
 export function readProject(options: ReadOptions): ReadResult {
-  const tsconfig = path.resolve(options.tsconfig);
-  const rootDir = path.dirname(tsconfig);
-  const loaded = loadProject(tsconfig);
-  if ('diagnostic' in loaded) return { ir: EMPTY_IR, diagnostics: [loaded.diagnostic] };
-
-  const sink = new DiagnosticSink();
-  const tags = new TaskgenTags();
-  const types = new TypeReader(sink, tags, rootDir);
-  const methods = new MethodReader(sink, tags, types, rootDir);
-  const excluded = new Set((options.exclude ?? []).map((file) => path.resolve(file)));
-
-  const read: ReadTool[] = [];
-  for (const fileName of loaded.rootFileNames) {
-    if (excluded.has(path.resolve(fileName))) continue;
-    const sourceFile = loaded.project.getSourceFile(fileName);
-    // A file without '@' has no decorators; skipping it avoids wrapping every node of it.
-    if (!sourceFile || sourceFile.isDeclarationFile() || !sourceFile.getFullText().includes('@')) continue;
-    for (const decorated of findDecoratedMethods(sourceFile.getDescendantsOfKind(SyntaxKind.Decorator), tags, sink)) {
-      const tool = methods.read(decorated);
-      if (tool) read.push(tool);
-    }
-  }
-  reportDuplicateNames(read, sink);
-
-  const tools = read.map((entry) => entry.tool).sort((a, b) => compareStrings(a.name, b.name));
-  const ir = finalizeTypes(tools, types.definitions());
-  return { ir, diagnostics: sortDiagnostics(sink.diagnostics) };
+  const session = ProjectSession.open(options);
+  return session instanceof ProjectSession ? session.read() : { ir: EMPTY_IR, diagnostics: [session] };
 }
 
-function loadProject(tsconfig: string): { project: Project; rootFileNames: string[] } | { diagnostic: Diagnostic } {
+/**
+ * One ts-morph `Project` over a tsconfig, kept alive by `--watch` so that a change costs a
+ * re-parse of the changed files and a fresh (incrementally rebuilt) type checker, not a new program.
+ *
+ * Only files that may hold decorators (their text contains '@') are added as roots; the program
+ * still loads everything they import, so types resolve, but unrelated files are never parsed.
+ */
+export class ProjectSession {
+  private rootFileNames: string[];
+  private readonly cache = new Map<string, FileResult>();
+  private readonly rootDirPrefix: string;
+
+  private constructor(
+    private readonly project: Project,
+    private readonly options: ReadOptions,
+    private readonly rootDir: string,
+    rootFileNames: string[],
+  ) {
+    this.rootFileNames = rootFileNames;
+    this.rootDirPrefix = `${rootDir.split(path.sep).join('/')}/`;
+  }
+
+  static open(options: ReadOptions): ProjectSession | Diagnostic {
+    const tsconfig = path.resolve(options.tsconfig);
+    const parsed = parseTsconfig(tsconfig);
+    if ('diagnostic' in parsed) return parsed.diagnostic;
+    const project = new Project({
+      compilerOptions: parsed.options,
+      skipAddingFilesFromTsConfig: true,
+      // The program resolves imports by itself; ts-morph need not wrap every dependency up front.
+      skipFileDependencyResolution: true,
+    });
+    const session = new ProjectSession(project, options, path.dirname(tsconfig), parsed.fileNames);
+    for (const fileName of session.scannedFiles()) session.addIfDecorated(fileName);
+    return session;
+  }
+
+  /** The tsconfig's files this run looks at for decorators, sorted. */
+  private scannedFiles(): string[] {
+    const excluded = new Set((this.options.exclude ?? []).map((file) => path.resolve(file)));
+    const include = this.options.include ?? (() => true);
+    return this.rootFileNames.filter((file) => !excluded.has(path.resolve(file)) && include(path.resolve(file)));
+  }
+
+  private addIfDecorated(fileName: string): void {
+    let text: string;
+    try {
+      text = readFileSync(fileName, 'utf8');
+    } catch {
+      return;
+    }
+    // A file without '@' has no decorators; not adding it saves parsing (and wrapping) it.
+    if (text.includes('@')) this.project.createSourceFile(fileName, text, { overwrite: true });
+  }
+
+  /**
+   * Brings the project up to date with the disk after `changed` files (absolute paths) were
+   * written, created or deleted. A changed tsconfig needs a new session.
+   */
+  refresh(changed: Iterable<string>): void {
+    let filesAddedOrRemoved = false;
+    const changedFiles = [...changed].map((file) => path.resolve(file));
+    for (const [fileName, result] of this.cache) {
+      if (changedFiles.some((file) => result.dependencies.has(file))) this.cache.delete(fileName);
+    }
+    for (const fileName of changedFiles) {
+      const existing = this.project.getSourceFile(fileName);
+      if (!existsSync(fileName)) {
+        if (existing) this.project.removeSourceFile(existing);
+        filesAddedOrRemoved = true;
+      } else if (existing) {
+        existing.refreshFromFileSystemSync();
+      } else {
+        filesAddedOrRemoved = true;
+      }
+    }
+    if (filesAddedOrRemoved) {
+      // A new file can shadow a module another file imports: start over.
+      this.cache.clear();
+      const reparsed = parseTsconfig(path.resolve(this.options.tsconfig));
+      if (!('diagnostic' in reparsed)) this.rootFileNames = reparsed.fileNames;
+    }
+    // A scanned file that gained its first decorator is not in the project yet.
+    for (const fileName of this.scannedFiles())
+      if (!this.project.getSourceFile(fileName)) this.addIfDecorated(fileName);
+  }
+
+  read(): ReadResult {
+    const { project, rootDir } = this;
+    const sink = new DiagnosticSink();
+    const tags = new TaskgenTags();
+    const types = new TypeReader(sink, tags, project.getTypeChecker().compilerObject, rootDir);
+    const methods = new MethodReader(sink, tags, types, rootDir);
+
+    const results: FileResult[] = [];
+    for (const fileName of this.scannedFiles()) {
+      const cached = this.cache.get(fileName);
+      if (cached) {
+        results.push(cached);
+        continue;
+      }
+      const sourceFile = project.getSourceFile(fileName);
+      if (!sourceFile || sourceFile.isDeclarationFile() || !sourceFile.getFullText().includes('@')) continue;
+      const firstDiagnostic = sink.diagnostics.length;
+      const tools: FileResult['tools'][number][] = [];
+      let complete = true;
+      for (const decorated of findDecoratedMethods(sourceFile.getDescendantsOfKind(SyntaxKind.Decorator), tags, sink)) {
+        const read = methods.read(decorated);
+        if (read) tools.push({ tool: read.tool, nameLocation: locate(read.nameNode) });
+        else complete = false;
+      }
+      const diagnostics = sink.diagnostics.slice(firstDiagnostic);
+      const result: FileResult = {
+        tools,
+        definitions: usedDefinitions(tools, types.definitions()),
+        diagnostics,
+        dependencies: this.importClosure(sourceFile),
+      };
+      results.push(result);
+      // Only a clean file is reused: a problem may have been reported while reading another file.
+      if (complete && !diagnostics.some((diagnostic) => diagnostic.severity === 'error'))
+        this.cache.set(fileName, result);
+    }
+
+    const read = results.flatMap((result) => result.tools);
+    const merged = new DiagnosticSink();
+    for (const result of results) merged.add(result.diagnostics);
+    reportDuplicateNames(read, merged);
+    const definitions = new Map(results.flatMap((result) => [...result.definitions]));
+    const tools = read.map((entry) => entry.tool).sort((a, b) => compareStrings(a.name, b.name));
+    const ir = finalizeTypes(tools, definitions);
+    return { ir, diagnostics: sortDiagnostics(merged.diagnostics) };
+  }
+
+  /** The project's own files that `sourceFile` imports, transitively, itself included. */
+  private importClosure(sourceFile: SourceFile): ReadonlySet<string> {
+    const closure = new Set<string>([sourceFile.getFilePath()]);
+    const queue = [sourceFile];
+    for (let file = queue.pop(); file; file = queue.pop()) {
+      for (const referenced of file.getReferencedSourceFiles()) {
+        const filePath = referenced.getFilePath();
+        // Dependencies outside the project (node_modules, the framework) do not change while watching.
+        if (closure.has(filePath) || !filePath.startsWith(this.rootDirPrefix)) continue;
+        closure.add(filePath);
+        queue.push(referenced);
+      }
+    }
+    return closure;
+  }
+}
+
+/**
+ * What one file contributed to the last read, kept by `--watch` until a file it imports changes:
+ * its tools, the named types they use, its diagnostics.
+ */
+interface FileResult {
+  readonly tools: readonly { readonly tool: ToolIR; readonly nameLocation: SourceLocation }[];
+  readonly definitions: ReadonlyMap<string, { readonly baseName: string; readonly definition: NamedTypeIR }>;
+  readonly diagnostics: readonly Diagnostic[];
+  /** Absolute paths of the project files the result depends on. */
+  readonly dependencies: ReadonlySet<string>;
+}
+
+/** The named types the tools refer to, transitively. */
+function usedDefinitions(
+  tools: FileResult['tools'],
+  all: ReturnType<TypeReader['definitions']>,
+): Map<string, { baseName: string; definition: NamedTypeIR }> {
+  const used = new Map<string, { baseName: string; definition: NamedTypeIR }>();
+  const visit = (type: TypeIR): void => {
+    for (const name of referencedNames(type)) {
+      const entry = all.get(name);
+      if (!entry || used.has(name)) continue;
+      used.set(name, entry);
+      visit(entry.definition.type);
+    }
+  };
+  for (const { tool } of tools) {
+    visit(tool.input);
+    if ('type' in tool.output) visit(tool.output.type);
+  }
+  return used;
+}
+
+function parseTsconfig(
+  tsconfig: string,
+): { options: ts.CompilerOptions; fileNames: string[] } | { diagnostic: Diagnostic } {
   const fail = (message: string): { diagnostic: Diagnostic } => ({
     diagnostic: {
       code: DiagnosticCode.ProjectLoadFailed,
@@ -79,8 +243,7 @@ function loadProject(tsconfig: string): { project: Project; rootFileNames: strin
     const text = configErrors.map((error) => ts.flattenDiagnosticMessageText(error.messageText, '\n')).join('\n');
     return fail(`cannot read ${tsconfig}: ${text}`);
   }
-  const project = new Project({ tsConfigFilePath: tsconfig });
-  return { project, rootFileNames: [...parsed.fileNames].sort() };
+  return { options: parsed.options, fileNames: [...parsed.fileNames].map((file) => path.resolve(file)).sort() };
 }
 
 /** Groups our decorators by method; reports the ones on anything else. */
@@ -152,8 +315,8 @@ function calleeOf(decorator: Decorator): Node {
   return Node.isCallExpression(expression) ? expression.getExpression() : expression;
 }
 
-function reportDuplicateNames(read: readonly ReadTool[], sink: DiagnosticSink): void {
-  const first = new Map<string, ReadTool>();
+function reportDuplicateNames(read: FileResult['tools'], sink: DiagnosticSink): void {
+  const first = new Map<string, FileResult['tools'][number]>();
   for (const entry of read) {
     const earlier = first.get(entry.tool.name);
     if (!earlier) {
@@ -162,7 +325,7 @@ function reportDuplicateNames(read: readonly ReadTool[], sink: DiagnosticSink): 
     }
     sink.error(
       DiagnosticCode.DuplicateToolName,
-      entry.nameNode,
+      entry.nameLocation,
       `tool name '${entry.tool.name}' is already used by ${earlier.tool.target.exportName}.${earlier.tool.target.method} (${earlier.tool.source})`,
       "Give one of them another name with the decorator's `name` option.",
     );
@@ -182,39 +345,29 @@ function finalizeTypes(tools: ToolIR[], definitions: ReturnType<TypeReader['defi
     keys.sort(compareStrings);
     for (const [index, key] of keys.entries()) displayName.set(key, index === 0 ? baseName : `${baseName}${index + 1}`);
   }
-  const rename = (type: TypeIR): TypeIR => {
-    switch (type.kind) {
-      case 'ref':
-        return { kind: 'ref', name: displayName.get(type.name) ?? type.name };
-      case 'array':
-        return { ...type, items: rename(type.items) };
-      case 'object':
-        return {
-          ...type,
-          properties: type.properties.map((property) => ({ ...property, type: rename(property.type) })),
-        };
-      default:
-        return type;
-    }
-  };
+  const rename = (type: TypeIR): TypeIR =>
+    mapType(type, (node) =>
+      node.kind === 'ref' ? { kind: 'ref', name: displayName.get(node.name) ?? node.name } : node,
+    );
   const renamedTools = tools.map((tool): ToolIR => {
-    const output = tool.output.result === 'none' ? tool.output : { ...tool.output, type: rename(tool.output.type) };
+    const output = 'type' in tool.output ? { ...tool.output, type: rename(tool.output.type) } : tool.output;
     return { ...tool, input: rename(tool.input) as ToolIR['input'], output };
   });
 
   const reachable = new Set<string>();
+  const definitionByName = new Map<string, NamedTypeIR>();
+  for (const [key, { definition }] of definitions) definitionByName.set(displayName.get(key) ?? key, definition);
   const visit = (type: TypeIR): void => {
-    if (type.kind === 'array') visit(type.items);
-    if (type.kind === 'object') for (const property of type.properties) visit(property.type);
-    if (type.kind !== 'ref' || reachable.has(type.name)) return;
-    reachable.add(type.name);
-    const key = [...displayName].find(([, name]) => name === type.name)?.[0];
-    const definition = key ? definitions.get(key)?.definition : undefined;
-    if (definition) visit(rename(definition.type));
+    for (const name of referencedNames(type)) {
+      if (reachable.has(name)) continue;
+      reachable.add(name);
+      const definition = definitionByName.get(name);
+      if (definition) visit(rename(definition.type));
+    }
   };
   for (const tool of renamedTools) {
     visit(tool.input);
-    if (tool.output.result !== 'none') visit(tool.output.type);
+    if ('type' in tool.output) visit(tool.output.type);
   }
 
   const types: { [name: string]: NamedTypeIR } = {};

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { Node, type SourceFile } from 'ts-morph';
-import type { Diagnostic, DiagnosticCode, SourceLocation } from '../diagnostics.js';
+import type { Diagnostic, DiagnosticCode, Severity, SourceLocation } from '../diagnostics.js';
 
 const MAX_FRAME_LINES = 3;
 
@@ -20,13 +20,46 @@ export class DiagnosticSink {
   // A named type used by two tools is read once, but guard anyway: one problem, one report.
   private readonly seen = new Set<string>();
 
-  error(code: DiagnosticCode, node: Node | TextRange, message: string, hint?: string): void {
-    const location = locate(node);
-    const key = `${code}@${location.file}:${location.line}:${location.column}:${message}`;
+  /** `at` may be a location captured earlier, for a node of a program that has since changed. */
+  error(code: DiagnosticCode, at: Node | TextRange | SourceLocation, message: string, hint?: string): void {
+    this.report('error', code, at, message, hint);
+  }
+
+  /** Diagnostics gathered elsewhere, deduplicated against these. */
+  add(diagnostics: readonly Diagnostic[]): void {
+    for (const diagnostic of diagnostics) {
+      const key = keyOf(diagnostic.code, diagnostic.location, diagnostic.message);
+      if (this.seen.has(key)) continue;
+      this.seen.add(key);
+      this.diagnostics.push(diagnostic);
+    }
+  }
+
+  warning(code: DiagnosticCode, node: Node | TextRange, message: string, hint?: string): void {
+    this.report('warning', code, node, message, hint);
+  }
+
+  private report(
+    severity: Severity,
+    code: DiagnosticCode,
+    at: Node | TextRange | SourceLocation,
+    message: string,
+    hint?: string,
+  ) {
+    const location = isSourceLocation(at) ? at : locate(at);
+    const key = keyOf(code, location, message);
     if (this.seen.has(key)) return;
     this.seen.add(key);
-    this.diagnostics.push({ code, severity: 'error', message, ...(hint ? { hint } : {}), location });
+    this.diagnostics.push({ code, severity, message, ...(hint ? { hint } : {}), location });
   }
+}
+
+function keyOf(code: DiagnosticCode, location: SourceLocation | undefined, message: string): string {
+  return `${code}@${location?.file}:${location?.line}:${location?.column}:${message}`;
+}
+
+function isSourceLocation(target: Node | TextRange | SourceLocation): target is SourceLocation {
+  return !Node.isNode(target) && 'lines' in target;
 }
 
 export function locate(target: Node | TextRange): SourceLocation {

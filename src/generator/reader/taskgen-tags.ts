@@ -6,9 +6,26 @@
  */
 import { type Symbol as MorphSymbol, type Node, type Type, ts } from 'ts-morph';
 
-export type TaskgenRole = 'task' | 'tool' | 'needsInput' | 'context' | 'integer';
+export type TaskgenRole =
+  | 'task'
+  | 'tool'
+  | 'needsInput'
+  | 'context'
+  | 'integer'
+  | 'content'
+  | 'contentBlock'
+  | 'toolResult';
 
-const ROLES: ReadonlySet<string> = new Set<TaskgenRole>(['task', 'tool', 'needsInput', 'context', 'integer']);
+const ROLES: ReadonlySet<string> = new Set<TaskgenRole>([
+  'task',
+  'tool',
+  'needsInput',
+  'context',
+  'integer',
+  'content',
+  'contentBlock',
+  'toolResult',
+]);
 
 export class TaskgenTags {
   private readonly roles = new Map<ts.Symbol, TaskgenRole | undefined>();

@@ -1,0 +1,112 @@
+/**
+ * Generator speed, measured against the TypeScript 7 type check of the same project in the same
+ * run: a synthetic app of 500 task methods in 100 files (see synthetic-project.ts).
+ *
+ *   cold: `tsc --noEmit -p` vs one `mcp-taskgen` process (fresh Node, nothing cached), each run
+ *         `ROUNDS` times alternately (ABAB), medians compared.
+ *   watch: a long-lived watcher; one source file is edited, and the time from the write to the
+ *          regenerated module being on disk is recorded, `EDITS` times.
+ *
+ *     node --conditions=mcp-task-server-source --import tsx bench/generator/run.ts [rounds] [edits]
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { type WatchCycle, watchProject } from '../../src/generator/watch.js';
+import { writeSyntheticProject } from './synthetic-project.js';
+
+const ROUNDS = Number(process.argv[2] ?? 5);
+const EDITS = Number(process.argv[3] ?? 10);
+const REPO = path.resolve(import.meta.dirname, '../..');
+const TSC = path.join(REPO, 'node_modules/.bin/tsc');
+const CLI = path.join(REPO, 'cli/mcp-taskgen.ts');
+const COLD_RUN = path.join(import.meta.dirname, 'cold-run.ts');
+
+const project = writeSyntheticProject(path.join(import.meta.dirname, '.tmp/project'));
+
+function timed(command: string, args: readonly string[]): { ms: number; status: number; output: string } {
+  const started = performance.now();
+  const result = spawnSync(command, args, { cwd: REPO, encoding: 'utf8' });
+  return {
+    ms: performance.now() - started,
+    status: result.status ?? -1,
+    output: `${result.stdout}${result.stderr}`,
+  };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+const tscRuns: number[] = [];
+const cliRuns: number[] = [];
+const generateRuns: number[] = [];
+const tsxRun = (script: string, ...args: string[]) =>
+  timed(process.execPath, ['--conditions=mcp-task-server-source', '--import', 'tsx', script, ...args]);
+for (let round = 0; round < ROUNDS; round++) {
+  const runTsc = () => timed(TSC, ['--noEmit', '-p', project.tsconfig]);
+  // The CLI process as users run it (tsx compiles the generator's sources on the fly, which the
+  // published, compiled bin does not).
+  const runCli = () => tsxRun(CLI, '-p', project.tsconfig, '-o', project.out);
+  // Alternate the order (ABAB/BABA) so that neither side always runs on a warmer disk cache.
+  let tsc: ReturnType<typeof timed>;
+  let cli: ReturnType<typeof timed>;
+  if (round % 2 === 0) {
+    tsc = runTsc();
+    cli = runCli();
+  } else {
+    cli = runCli();
+    tsc = runTsc();
+  }
+  if (tsc.status !== 0) throw new Error(`the synthetic project does not type-check:\n${tsc.output}`);
+  if (cli.status !== 0) throw new Error(`mcp-taskgen failed:\n${cli.output}`);
+  // The generator alone, without Node's start-up and module loading, in a fresh process too.
+  const { generateMs } = JSON.parse(tsxRun(COLD_RUN, project.tsconfig, project.out).output) as { generateMs: number };
+  tscRuns.push(tsc.ms);
+  cliRuns.push(cli.ms);
+  generateRuns.push(generateMs);
+}
+
+const cycles: WatchCycle[] = [];
+const handle = watchProject({
+  tsconfig: project.tsconfig,
+  out: project.out,
+  cwd: REPO,
+  log: () => {},
+  onCycle: (cycle) => cycles.push(cycle),
+});
+const waitForCycle = async (count: number): Promise<WatchCycle> => {
+  while (cycles.length <= count) await new Promise((resolve) => setTimeout(resolve, 2));
+  return cycles[count] as WatchCycle;
+};
+const initial = await waitForCycle(0);
+const original = readFileSync(project.sampleFile, 'utf8');
+const watchRuns: number[] = [];
+for (let edit = 1; edit <= EDITS; edit++) {
+  // A new description each time: the output really changes, so every edit ends in a write.
+  const edited = original.replace('/** Searches records. */', `/** Searches records (edit ${edit}). */`);
+  const writtenAt = performance.now();
+  writeFileSync(project.sampleFile, edited);
+  const cycle = await waitForCycle(edit);
+  if (cycle.outcome !== 'written') throw new Error(`watch run ${edit} ended with '${cycle.outcome}'`);
+  watchRuns.push(performance.now() - writtenAt);
+}
+await handle.stop();
+writeFileSync(project.sampleFile, original);
+
+const ms = (value: number) => `${Math.round(value)} ms`;
+const tscMedian = median(tscRuns);
+const cliMedian = median(cliRuns);
+process.stdout.write(
+  [
+    `synthetic project: ${project.methodCount} methods in 100 files (${path.relative(REPO, project.dir)})`,
+    `tsc --noEmit (TypeScript 7):        median ${ms(tscMedian)}   runs ${tscRuns.map(ms).join(', ')}`,
+    `mcp-taskgen process (tsx):          median ${ms(cliMedian)}   runs ${cliRuns.map(ms).join(', ')}`,
+    `  of which generate() itself:       median ${ms(median(generateRuns))}`,
+    `cold ratio mcp-taskgen / tsc:       ${(cliMedian / tscMedian).toFixed(2)}x (target <= 1.0x)`,
+    `watch: first run ${ms(initial.durationMs)}; one-file edit → module on disk: median ${ms(median(watchRuns))}, max ${ms(Math.max(...watchRuns))} (target <= 300 ms)`,
+    '',
+  ].join('\n'),
+);

@@ -42,4 +42,14 @@ export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION } from './t
 export { JsonRpcError, ManifestError } from './tools/errors.js';
 export type { Logger } from './tools/logger.js';
 export { createConsoleLogger, silentLogger } from './tools/logger.js';
+export type {
+  AudioContent,
+  ContentBlock,
+  EmbeddedResourceContent,
+  ImageContent,
+  ResourceLinkContent,
+  TextContent,
+  ToolContent,
+  ToolResult,
+} from './tools/result.js';
 export type { Integer } from './tools/types.js';

@@ -31,4 +31,11 @@ export interface ToolOptions {
 export interface NeedsInputOptions {
   /** The message shown to the person answering. */
   readonly message?: string;
+  /**
+   * Ask on the tool call itself, before the task exists: a 2026-07-28 client gets it as a
+   * multi-round-trip `input_required` result and retries the call with the answer, and the
+   * task starts with it (`ctx.input` returns it at once). Other clients are asked as usual,
+   * once the task runs.
+   */
+  readonly upfront?: boolean;
 }

@@ -9,7 +9,7 @@ import { TaskError, taskNotFound } from './errors.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { TaskListener, TaskRuntime } from './runtime.js';
-import { isTerminal, type TaskRecord } from './task.js';
+import { type InputAnswer, isTerminal, type TaskRecord } from './task.js';
 
 /** Who is asking. `principal` is `null` when nothing identifies the caller. */
 export interface Caller {
@@ -23,6 +23,8 @@ export interface CreateTaskRequest {
   readonly requestedTtlMs?: number | null;
   readonly toolTtlMs?: number | null;
   readonly toolPollIntervalMs?: number;
+  /** Answers collected before the task existed (questions asked on the call itself). */
+  readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
 }
 
 export interface TaskPage {
@@ -64,6 +66,7 @@ export class TaskEngine {
       lastUpdatedAt: now,
       ttlMs: resolveTtl(request.requestedTtlMs, request.toolTtlMs, this.policy),
       pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
+      ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
     });
   }
 

@@ -43,7 +43,11 @@ export function toTaskC(record: TaskRecord): TaskC {
 
 export function toDetailedTaskC(record: TaskRecord): DetailedTaskC {
   const task: DetailedTaskC = toTaskC(record);
-  if (record.status === 'completed' && record.outcome?.kind === 'result') task.result = { ...record.outcome.result };
+  // The result as the call itself would have answered on 2026-07-28, where every result carries
+  // `resultType` (strict clients, such as ext-tasks 0.2.2, validate it as a CallToolResult).
+  if (record.status === 'completed' && record.outcome?.kind === 'result') {
+    task.result = { ...record.outcome.result, resultType: 'complete' };
+  }
   if (record.status === 'failed' && record.outcome?.kind === 'error') task.error = { ...record.outcome.error };
   if (record.status === 'input_required') task.inputRequests = toInputRequests(record.inputRequests ?? {});
   return task;
@@ -104,7 +108,13 @@ export class DialectC {
         ? { resultType: 'input_required', inputRequests: toInputRequests(round.requests) }
         : round.result;
     }
-    const record = await this.calls.startTask(tool, args, ctx);
+    // Questions the tool asks before it starts travel as a multi-round-trip round on this call.
+    const upfront = this.calls.upfrontRound(tool, ctx.inputResponses ?? {});
+    if (Object.keys(upfront.missing).length > 0) {
+      return { resultType: 'input_required', inputRequests: toInputRequests(upfront.missing) };
+    }
+    const answered = Object.keys(upfront.answers).length > 0 ? upfront.answers : undefined;
+    const record = await this.calls.startTask(tool, args, ctx, undefined, answered);
     return { resultType: 'task', ...toTaskC(record) };
   }
 

@@ -49,12 +49,14 @@ export class ToolCalls {
     args: unknown,
     ctx: CallContext,
     requestedTtlMs?: number | null,
+    inputAnswers?: Readonly<Record<string, InputAnswer>>,
   ): Promise<TaskRecord> {
     try {
       return await this.engine.create(ctx.caller, {
         tool: tool.name,
         args,
         ...(requestedTtlMs !== undefined && { requestedTtlMs }),
+        ...(inputAnswers && { inputAnswers }),
         ...(tool.ttlMs !== undefined && { toolTtlMs: tool.ttlMs }),
         ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
       });
@@ -99,6 +101,36 @@ export class ToolCalls {
       if (isTaskPaused(error) && Object.keys(asked).length > 0) return { kind: 'input_required', requests: asked };
       throw error;
     }
+  }
+
+  /**
+   * The tool's upfront questions (asked on the call, before the task exists) against the
+   * answers this call carries: the valid answers, and the questions still to ask.
+   */
+  upfrontRound(
+    tool: TaskToolDefinition,
+    answers: Readonly<Record<string, unknown>>,
+  ): { answers: Record<string, InputAnswer>; missing: Record<string, PendingInput> } {
+    const taken: Record<string, InputAnswer> = {};
+    const missing: Record<string, PendingInput> = {};
+    for (const question of tool.questions ?? []) {
+      if (!question.upfront) continue;
+      const pending: PendingInput = {
+        question: question.name,
+        params: {
+          mode: 'form',
+          message: question.message ?? `Please answer: ${question.name}`,
+          requestedSchema: question.schema,
+        },
+      };
+      const given = answers[question.name];
+      if (given !== undefined && this.checkInlineAnswer(tool.name, pending, given) === undefined) {
+        taken[question.name] = given as InputAnswer;
+      } else {
+        missing[question.name] = pending;
+      }
+    }
+    return { answers: taken, missing };
   }
 
   /** Delivers answers to a task's questions; see `TaskEngine.answer`. */

@@ -18,7 +18,11 @@ export type ResultShape =
   /** `void`: an empty content list. */
   | 'none'
   /** Anything else JSON can hold (numbers, arrays, ...): its JSON as text content. */
-  | 'json';
+  | 'json'
+  /** `ToolContent` (an array of MCP content blocks): passed through as the result's `content`. */
+  | 'content'
+  /** A whole `ToolResult` (`content`, optional `structuredContent` and `isError`): passed through. */
+  | 'tool-result';
 
 export type TaskSupport = 'forbidden' | 'optional' | 'required';
 
@@ -31,6 +35,8 @@ export interface QuestionDefinition {
   /** The restricted elicitation schema for the answer. */
   readonly schema: JsonSchema;
   readonly answer: z.ZodType;
+  /** Asked on the call, before the task is created (see `NeedsInputOptions.upfront`). */
+  readonly upfront?: boolean;
 }
 
 export interface TaskToolDefinition<Target = unknown, Args = unknown> {
@@ -47,7 +53,10 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   readonly outputSchema?: JsonSchema;
   /** Validates and converts `arguments` into what `invoke` takes. */
   readonly input: z.ZodType<Args>;
-  /** Validates what the method returned, when it returns an object. */
+  /**
+   * Validates what the method returned, when it returns an object (`structured`) or another JSON
+   * value (`json`); its output is what goes on the wire (a returned `Date` becomes an ISO string).
+   */
   readonly output?: z.ZodType;
   readonly result: ResultShape;
   readonly questions?: readonly QuestionDefinition[];

@@ -10,8 +10,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
-import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { app } from '../../examples/conformance-fixture/app.js';
 import { type RunningServer, startServer } from '../e2e/support.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -24,8 +23,8 @@ if (!available) {
   console.warn(`SKIPPING conformance scenarios: ${notice}`);
 }
 
-/** Scenarios the fixture passes today; `tasks-mrtr-composition` waits for questions asked before the task. */
-const SCENARIOS = [
+/** All ten scenarios of the tasks extension (2026-07-28). */
+const TASK_SCENARIOS = [
   'tasks-lifecycle',
   'tasks-capability-negotiation',
   'tasks-wire-fields',
@@ -35,6 +34,30 @@ const SCENARIOS = [
   'tasks-status-notifications',
   'tasks-mrtr-input',
   'tasks-dispatch-and-envelope',
+  'tasks-mrtr-composition',
+];
+
+/**
+ * The general server scenarios that apply to a server of tools (the README's conformance
+ * section lists the others and why they do not apply).
+ */
+const GENERAL_SCENARIOS = [
+  'server-initialize',
+  'server-session-lifecycle',
+  'ping',
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-error',
+  'tools-call-with-progress',
+  'tools-call-elicitation',
+  'elicitation-sep1034-defaults',
+  'dns-rebinding-protection',
+  'http-header-validation',
+  'server-sse-multiple-streams',
 ];
 
 interface Check {
@@ -49,7 +72,7 @@ let outputs: string;
 
 beforeAll(async () => {
   if (!available) return;
-  running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()] });
+  running = await startServer(app);
   outputs = await mkdtemp(path.join(tmpdir(), 'conformance-'));
 });
 
@@ -58,8 +81,8 @@ afterAll(async () => {
   if (outputs) await rm(outputs, { recursive: true, force: true });
 });
 
-describe.skipIf(!available)('official conformance scenarios (tasks extension)', () => {
-  for (const scenario of SCENARIOS) {
+describe.skipIf(!available)('official conformance scenarios', () => {
+  for (const scenario of [...TASK_SCENARIOS, ...GENERAL_SCENARIOS]) {
     it(scenario, async () => {
       const out = path.join(outputs, scenario);
       const { code, output } = await run(['server', '--url', running.url, '--scenario', scenario, '-o', out]);

@@ -73,6 +73,15 @@ export class FixtureTools {
     return `Hello, ${nameOf(first)} ${nameOf(last)}!`;
   }
 
+  /** Greets the caller by the name it asked for on the call, before the task started. */
+  @Task({ taskSupport: 'required', pollIntervalMs: 200 })
+  @NeedsInput<NameAnswer>('user_name', { message: 'What is your name?', upfront: true })
+  async testToolWithTask(ctx: TaskContext<{ user_name: NameAnswer }>): Promise<string> {
+    const name = await ctx.input('user_name');
+    await sleep(100, ctx.signal);
+    return `Hello, ${nameOf(name)}!`;
+  }
+
   /** Fails with a JSON-RPC error instead of a tool result. */
   @Task({ pollIntervalMs: 200 })
   async protocolErrorJob(ctx: TaskContext): Promise<string> {

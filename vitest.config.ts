@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
-    // Tests run against the source, as the examples do through the `source` export condition.
+    // Tests run against the source, as the examples do through the `mcp-task-server-source` export condition.
     alias: { 'mcp-task-server': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
   },
   esbuild: {

@@ -3,7 +3,7 @@
  * `BullmqTaskRuntime.create`: record, job, final expiry) against a raw BullMQ `Queue.add` of
  * the same payload with the same job options. Nothing consumes the jobs.
  *
- *   node --conditions=source --import tsx bench/create.ts
+ *   node --conditions=mcp-task-server-source --import tsx bench/create.ts
  */
 import { Queue } from 'bullmq';
 import { TaskEngine } from '../src/engine/engine.js';

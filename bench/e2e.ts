@@ -5,7 +5,7 @@
  * `Worker` with a no-op processor, done at the Worker's `completed` event. Same Redis, same
  * process, same job options, at most 50 creations in flight on both sides.
  *
- *   node --conditions=source --import tsx bench/e2e.ts
+ *   node --conditions=mcp-task-server-source --import tsx bench/e2e.ts
  */
 import { Queue, Worker } from 'bullmq';
 import { TaskEngine } from '../src/engine/engine.js';

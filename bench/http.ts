@@ -7,7 +7,7 @@
  * The servers run in a child process (bench/http-server.ts). The load generator uses node:http
  * with keep-alive (one socket per client) and shares the 2 cores with it and with Redis.
  *
- *   node --conditions=source --import tsx bench/http.ts
+ *   node --conditions=mcp-task-server-source --import tsx bench/http.ts
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -138,7 +138,13 @@ async function closedLoop(
 async function startServer(prefix: string): Promise<{ child: ChildProcess; urls: Urls }> {
   const child = spawn(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', new URL('./http-server.ts', import.meta.url).pathname, prefix],
+    [
+      '--conditions=mcp-task-server-source',
+      '--import',
+      'tsx',
+      new URL('./http-server.ts', import.meta.url).pathname,
+      prefix,
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });

@@ -12,7 +12,7 @@
  *
  * Everything runs in one process (one clock, `performance.now()`); one task at a time.
  *
- *   node --conditions=source --import tsx bench/latency.ts
+ *   node --conditions=mcp-task-server-source --import tsx bench/latency.ts
  */
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -13,7 +13,7 @@
  * - the `INFO memory` `used_memory` delta over the N tasks (includes expiry entries and
  *   allocator rounding; noisier when anything else uses the same Redis).
  *
- *   node --conditions=source --import tsx bench/memory.ts
+ *   node --conditions=mcp-task-server-source --import tsx bench/memory.ts
  */
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';

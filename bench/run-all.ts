@@ -3,7 +3,7 @@
  * connections), and prints one summary table of the measured ratios.
  *
  *   npm run bench
- *   node --conditions=source --import tsx bench/run-all.ts [create e2e http memory latency]
+ *   node --conditions=mcp-task-server-source --import tsx bench/run-all.ts [create e2e http memory latency]
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -13,7 +13,7 @@ const BENCHMARKS = ['create', 'e2e', 'http', 'memory', 'latency'] as const;
 
 function run(name: string): Promise<Row[]> {
   const file = new URL(`./${name}.ts`, import.meta.url).pathname;
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+  const child = spawn(process.execPath, ['--conditions=mcp-task-server-source', '--import', 'tsx', file], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const rows: Row[] = [];

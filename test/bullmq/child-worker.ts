@@ -24,7 +24,7 @@ export class ChildWorker {
   constructor(prefix: string, settings: Record<string, number> = {}) {
     const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL, PREFIX: prefix };
     for (const [name, value] of Object.entries(settings)) env[name] = String(value);
-    this.child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', SCRIPT], {
+    this.child = spawn(process.execPath, ['--conditions=mcp-task-server-source', '--import', 'tsx', SCRIPT], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

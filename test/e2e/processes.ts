@@ -23,11 +23,15 @@ export function startAppProcess(
   env: Record<string, string>,
   timeoutMs = 20_000,
 ): Promise<AppProcess> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', `examples/${example}/${entry}.ts`], {
-    cwd: repoRoot,
-    env: { ...process.env, PORT: '0', MCP_TASK_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=mcp-task-server-source', '--import', 'tsx', `examples/${example}/${entry}.ts`],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, PORT: '0', MCP_TASK_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {

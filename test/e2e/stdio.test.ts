@@ -17,7 +17,7 @@ beforeAll(async () => {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: ['--conditions=source', '--import', 'tsx', 'examples/repo-scan/server.ts', '--stdio'],
+      args: ['--conditions=mcp-task-server-source', '--import', 'tsx', 'examples/repo-scan/server.ts', '--stdio'],
       cwd: repoRoot,
       env: { ...(process.env as Record<string, string>), SCAN_ROOT: repoRoot, MCP_TASK_LOG_LEVEL: 'warn' },
       stderr: 'inherit',

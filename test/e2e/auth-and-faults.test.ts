@@ -90,6 +90,12 @@ describe('Redis unreachable', () => {
     ).rejects.toMatchObject({ code: -32603, message: expect.stringMatching(/Redis|task runtime|unavailable/i) });
     expect(Date.now() - started).toBeLessThan(10_000);
     await expect(client.experimental.tasks.getTask('any')).rejects.toMatchObject({ code: -32603 });
+    // The same on the 2026-07-28 wire (C-58).
+    const modern = await rpc2026(running.url, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 0, label: 'y' },
+    });
+    expect(modern.error?.code).toBe(-32603);
     // Tools that need no task store still work.
     expect(await client.callTool({ name: 'greet', arguments: { name: 'still here' } })).toMatchObject({
       content: [{ type: 'text', text: 'Hello, still here!' }],

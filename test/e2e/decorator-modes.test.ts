@@ -86,7 +86,11 @@ describe.each(['standard', 'legacy'] as const)('decorators compiled by tsc in %s
     );
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['clean_build_outputs', 'list_directories', 'scan_repository']);
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'clean_build_outputs',
+        'list_directories',
+        'scan_repository',
+      ]);
       const created = await client.request(
         { method: 'tools/call', params: { name: 'scan_repository', arguments: { path: 'src/decorators' }, task: {} } },
         CreateTaskResultSchema,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
-import { connectV1, pollUntil, type RunningServer, startServer } from './support.js';
+import { connectV1, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
 
 const TASK = 'modelcontextprotocol.io/task';
 const RELATED = 'modelcontextprotocol.io/related-task';
@@ -126,6 +126,82 @@ describe('SEP-1686 shim enabled', () => {
     const task = await getTask(client, b.task.taskId);
     expect(task).toMatchObject({ ttl: expect.any(Number) });
     expect(task.keepAlive).toBeUndefined();
+  });
+});
+
+describe('SEP-1686 shim: listing, queueing, tool errors and the 2026 wire', () => {
+  let running: RunningServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    running = await startServer({
+      manifest: taskManifest,
+      instances: [new FixtureTools()],
+      sep1686: true,
+      // One task at a time, so a second one visibly waits; an identified caller, so listing is offered.
+      workers: 1,
+      resolvePrincipal: ({ headers }) => headers?.get('authorization')?.replace(/^Bearer /, '') ?? null,
+    });
+    client = await connectV1(running.url, { token: 'lister' });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await running?.close();
+  });
+
+  it('A-12: a task nothing has happened to yet is submitted', async () => {
+    // The blocker holds the only slot for a few seconds, so the next task has to wait.
+    const blocker = callWithTask(client, 'a-blocker', { seconds: 3, label: 'blocker' });
+    await pollUntil(
+      () => getTask(client, 'a-blocker').catch((): Record<string, unknown> => ({})),
+      (task) => task.status !== undefined && task.status !== 'submitted',
+    );
+    const queued = callWithTask(client, 'a-queued', { seconds: 0, label: 'queued' });
+    const waiting = await pollUntil(
+      () => getTask(client, 'a-queued').catch((): Record<string, unknown> => ({})),
+      (task) => task.taskId === 'a-queued',
+    );
+    expect(waiting.status).toBe('submitted');
+    await Promise.all([blocker, queued]);
+    expect((await getTask(client, 'a-queued')).status).toBe('completed');
+  });
+
+  it('A-9, A-10: lists each task in the fields of the dialect that created it; a bad cursor is -32602', async () => {
+    const b = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'b' }, task: {} } },
+      z.looseObject({ task: z.looseObject({ taskId: z.string() }) }),
+    );
+    const listed = (await client.request({ method: 'tasks/list', params: {} }, AnyResult)) as {
+      tasks: Record<string, unknown>[];
+    };
+    const byId = Object.fromEntries(listed.tasks.map((task) => [task.taskId, task]));
+    expect(byId['a-queued']).toMatchObject({ keepAlive: 60_000 });
+    expect(byId['a-queued']?.ttl).toBeUndefined();
+    expect(byId[b.task.taskId]).toMatchObject({ ttl: expect.any(Number) });
+    expect(byId[b.task.taskId]?.keepAlive).toBeUndefined();
+    await expect(
+      client.request({ method: 'tasks/list', params: { cursor: 'bogus' } }, AnyResult),
+    ).rejects.toMatchObject({
+      code: -32602,
+    });
+  });
+
+  it('A-19: a tool error leaves the task completed, and the call answers with the isError result', async () => {
+    const result = await callWithTask(client, 'a-tool-error', {}, 'failing_job');
+    expect(result.isError).toBe(true);
+    expect(await getTask(client, 'a-tool-error')).toMatchObject({ status: 'completed' });
+  });
+
+  it('A-24: the shim lives on 2025-era connections only; on 2026-07-28 the _meta key is ignored', async () => {
+    const reply = await rpc2026(running.url, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 0, label: 'modern' },
+      _meta: { [TASK]: { taskId: 'a-modern' } },
+    });
+    expect(reply.result?.resultType).toBe('task');
+    expect(reply.result?.taskId).not.toBe('a-modern');
+    await expect(getTask(client, 'a-modern')).rejects.toMatchObject({ code: -32602 });
   });
 });
 

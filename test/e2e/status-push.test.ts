@@ -82,8 +82,10 @@ describe('2025-11-25: notifications/tasks/status', () => {
   it('tells the session that created a task about each status change', async () => {
     const client = await connectV1(running.url, { token: 'carol' });
     const seen: string[] = [];
+    const metas: unknown[] = [];
     client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
       seen.push(n.params.status);
+      metas.push(n.params._meta?.['io.modelcontextprotocol/related-task']);
     });
     const created = await client.request(
       { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'y' }, task: {} } },
@@ -104,6 +106,8 @@ describe('2025-11-25: notifications/tasks/status', () => {
       (s) => s.includes('completed'),
     );
     expect(seen).toEqual(['input_required', 'working', 'completed']);
+    // B-51: status notifications carry no related-task _meta (§4.9 rule 5).
+    expect(metas).toEqual([undefined, undefined, undefined]);
     await client.close();
   });
 });

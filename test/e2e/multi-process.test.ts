@@ -13,7 +13,7 @@ import {
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { type AppProcess, startAppProcess } from './processes.js';
-import { connectV1, pollUntil, rpc2026 } from './support.js';
+import { connectV1, listenForTasks, pollUntil, rpc2026 } from './support.js';
 
 describeWithRedis('servers and workers in separate processes', () => {
   const prefix = randomPrefix();
@@ -80,6 +80,23 @@ describeWithRedis('servers and workers in separate processes', () => {
     );
     expect((await other.experimental.tasks.cancelTask(created.task.taskId)).status).toBe('cancelled');
     expect((await (await client(serverA)).experimental.tasks.getTask(created.task.taskId)).status).toBe('cancelled');
+  });
+
+  it('streams notifications/tasks on one server for a task a worker runs, created through the other', async () => {
+    const created = await rpc2026(serverA.url as string, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 1, label: 'listened' },
+    });
+    const taskId = created.result?.taskId as string;
+    const { stream } = await listenForTasks(serverB.url as string, [taskId]);
+    if (!stream) throw new Error('no listen stream');
+    expect((await stream.next()).method).toBe('notifications/subscriptions/acknowledged');
+    const done = await stream.next((message) => (message.params as { status?: string }).status === 'completed');
+    expect(done.params).toMatchObject({
+      taskId,
+      result: { content: [{ type: 'text', text: 'Computed listened in 1s' }] },
+    });
+    stream.close();
   });
 
   it('serves 2026-07-28 clients across servers the same way', async () => {

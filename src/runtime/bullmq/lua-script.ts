@@ -13,11 +13,13 @@ export class LuaScript {
   }
 
   /**
-   * EVAL with the full source: it never needs a second try, so commands sent after it on the
-   * same connection run after it. Used where that order matters (a record before its job).
+   * Loads the script into Redis's cache, so that `run` finds it by hash at once: without a
+   * NOSCRIPT retry, commands sent after it on the same connection also run after it (a record
+   * before its job). Called whenever the connection is (re)established, since a Redis restart
+   * empties the cache.
    */
-  runInOrder(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    return client.eval(this.source, keys.length, ...keys, ...args);
+  async load(client: Redis): Promise<void> {
+    await client.script('LOAD', this.source);
   }
 
   async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {

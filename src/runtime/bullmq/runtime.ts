@@ -14,7 +14,7 @@ import { closeClient, createRedisClient, type RedisConnection, whenReady, withDe
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
-import { DuplicateTaskError, RedisTaskStore } from './record-store.js';
+import { DuplicateTaskError, preloadScripts, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
@@ -55,6 +55,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
   private readonly operationTimeoutMs: number;
   private readonly provisionalTtlMs: number;
   private closing: Promise<void> | undefined;
+  private scriptsLoaded: Promise<void>;
 
   constructor(options: BullmqRuntimeOptions) {
     this.names = runtimeNames(options.prefix, options.queue);
@@ -63,6 +64,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
     this.provisionalTtlMs = options.provisionalTtlMs ?? 15_000;
     this.client = createRedisClient(options.connection, 'request', this.logger, `${this.names.queue}:runtime`);
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
+    // On every (re)connection: a restarted Redis has an empty script cache.
+    this.scriptsLoaded = whenScriptsLoaded(this.client);
+    this.client.on('ready', () => {
+      this.scriptsLoaded = whenScriptsLoaded(this.client);
+    });
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
     this.queue = new TaskQueue(this.client, this.names, {
       attempts: options.retry?.attempts ?? 3,
@@ -193,6 +199,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
     return withDeadline(what, this.operationTimeoutMs, async (signal) => {
       await whenReady(this.client, signal);
       await this.events.ready;
+      await this.scriptsLoaded;
       signal.throwIfAborted();
       return operation(signal);
     });
@@ -215,4 +222,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
 
 function isDuplicate(error: unknown): boolean {
   return error instanceof DuplicateTaskError;
+}
+
+/** Preloads the record scripts once the client is ready; a failure is retried by the next operation's own call. */
+function whenScriptsLoaded(client: Redis): Promise<void> {
+  return preloadScripts(client).catch(() => {
+    // Redis not there yet: operations fail on their own deadline, and the next 'ready' loads again.
+  });
 }

@@ -55,18 +55,8 @@ export class TaskEngine {
   }
 
   async create(caller: Caller, request: CreateTaskRequest): Promise<TaskRecord> {
-    const now = this.clock();
-    return this.runtime.create({
-      taskId: newTaskId(),
-      owner: caller.principal,
-      tool: request.tool,
-      args: request.args,
-      status: 'working',
-      createdAt: now,
-      lastUpdatedAt: now,
+    return this.store(caller, newTaskId(), request, {
       ttlMs: resolveTtl(request.requestedTtlMs, request.toolTtlMs, this.policy),
-      pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
-      ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
     });
   }
 
@@ -130,7 +120,20 @@ export class TaskEngine {
     taskId: string,
     request: CreateTaskRequest & { keepAliveMs?: number },
   ): Promise<TaskRecord> {
-    if (await this.runtime.get(taskId)) throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${taskId}`);
+    // Kept until it ends (within the cap), then for its keepAlive (see `keepAliveMs`). A taken
+    // id is refused by the runtime's create, atomically.
+    return this.store(caller, taskId, request, {
+      ttlMs: resolveTtl(null, undefined, this.policy),
+      ...(request.keepAliveMs !== undefined && { keepAliveMs: request.keepAliveMs }),
+    });
+  }
+
+  private store(
+    caller: Caller,
+    taskId: string,
+    request: CreateTaskRequest,
+    retention: { ttlMs: number | null; keepAliveMs?: number },
+  ): Promise<TaskRecord> {
     const now = this.clock();
     return this.runtime.create({
       taskId,
@@ -140,10 +143,9 @@ export class TaskEngine {
       status: 'working',
       createdAt: now,
       lastUpdatedAt: now,
-      // Kept until it ends (within the cap), then for its keepAlive (see `keepAliveMs`).
-      ttlMs: resolveTtl(null, undefined, this.policy),
       pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
-      ...(request.keepAliveMs !== undefined && { keepAliveMs: request.keepAliveMs }),
+      ...retention,
+      ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
     });
   }
 

@@ -36,7 +36,8 @@ export interface TaskRuntime {
   readonly durable: boolean;
   /**
    * Stores the record and schedules its execution. Resolves only once `get` (from any
-   * process sharing the runtime) finds the task: dialect C's durable-create rule.
+   * process sharing the runtime) finds the task: dialect C's durable-create rule. Rejects with
+   * `TaskError('DUPLICATE_TASK')`, atomically, when a task with that id exists.
    */
   create(record: NewTaskRecord): Promise<TaskRecord>;
   /** The record, or `undefined` if unknown or past its TTL. */

@@ -209,6 +209,18 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       expect((await engine.get(ALICE, queued.taskId)).status).toBe('cancelled');
     });
 
+    it('refuses a task id that is taken, leaving the first task alone', async () => {
+      const engine = await setUp();
+      const first = await engine.createWithId(ALICE, 'client-chosen-1', { tool: 't', args: { script: 'wait' } });
+      await expect(
+        engine.createWithId(BOB, 'client-chosen-1', { tool: 't', args: { script: 'finish' } }),
+      ).rejects.toMatchObject({ code: 'DUPLICATE_TASK' });
+      const still = await engine.get(ALICE, first.taskId);
+      expect(still.owner).toBe('alice');
+      expect(still.status).toBe('working');
+      executor.release(first.taskId);
+    });
+
     it('deletes a task at once, stopping its work', async () => {
       const engine = await setUp();
       const created = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });

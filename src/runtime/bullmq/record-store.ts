@@ -77,10 +77,10 @@ return 1
 /** A write loses the race to another writer this often before we call it a bug. */
 const MAX_WRITE_CONFLICTS = 100;
 
-export class DuplicateTaskError extends Error {
-  override readonly name = 'DuplicateTaskError';
+/** The engine's DUPLICATE_TASK error, recognisable here so a failed create leaves the other task alone. */
+export class DuplicateTaskError extends TaskError {
   constructor(readonly taskId: string) {
-    super(`Task ${taskId} already exists`);
+    super('DUPLICATE_TASK', `Task ID already exists: ${taskId}`);
   }
 }
 

@@ -4,6 +4,7 @@
  * is durability: tasks end with the process.
  */
 
+import { TaskError } from '../../engine/errors.js';
 import { askChange, stepChange } from '../../engine/inputs.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type {
@@ -60,6 +61,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
 
   async create(record: NewTaskRecord): Promise<TaskRecord> {
     if (this.closed) throw new Error('The memory runtime is closed');
+    if (await this.get(record.taskId)) {
+      throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${record.taskId}`);
+    }
     this.records.set(record.taskId, record);
     if (record.owner !== null) {
       const ids = this.owners.get(record.owner) ?? [];

@@ -92,7 +92,10 @@ export class MethodReader {
     const parameters = this.readParameters(method, label);
     const output = this.readOutput(method, kind, label);
     const questions = this.readQuestions(decorated.questions, label);
-    if (!exportName || !eligible || !options || !parameters || !output || !questions) return undefined;
+    const contextAgrees = this.checkContextQuestions(method, decorated.questions, label);
+    if (!exportName || !eligible || !options || !parameters || !output || !questions || !contextAgrees) {
+      return undefined;
+    }
 
     const nameOption = options.values.name;
     const name = typeof nameOption === 'string' ? nameOption : toSnakeCase(method.getName());
@@ -340,6 +343,50 @@ export class MethodReader {
     if (!valid) return undefined;
     const call: CallArgumentIR[] = properties.map((property) => ({ kind: 'property', name: property.name }));
     return { input: { kind: 'object', properties }, call: [...call, ...context] };
+  }
+
+  /**
+   * `TaskContext<{ approval: Approval }>` types what `ctx.input` returns; `@NeedsInput` is what
+   * the schema is generated from. The two must name the same questions with the same answer
+   * types, or the method would be typed against answers the client is never asked for.
+   */
+  private checkContextQuestions(method: MethodDeclaration, questions: readonly Decorator[], label: string): boolean {
+    const context = method.getParameters().find((parameter) => this.isContextParameter(parameter));
+    const typeNode = context?.getTypeNode();
+    const questionMap = typeNode && Node.isTypeReference(typeNode) ? typeNode.getTypeArguments()[0] : undefined;
+    if (!questionMap) return true;
+    const declared = new Map<string, Type>();
+    for (const decorator of questions) {
+      const call = decorator.getCallExpression();
+      const name = call?.getArguments()[0];
+      const answer = call?.getTypeArguments()[0];
+      const value = name ? evaluateLiteral(name) : undefined;
+      if (value?.ok && typeof value.value === 'string' && answer) declared.set(value.value, answer.getType());
+    }
+    let agrees = true;
+    for (const property of questionMap.getType().getProperties()) {
+      const name = property.getName();
+      const typed = property.getTypeAtLocation(questionMap);
+      const answer = declared.get(name);
+      if (!answer) {
+        this.sink.error(
+          DiagnosticCode.InvalidQuestion,
+          questionMap,
+          `${label}: its TaskContext types a question '${name}' that no @NeedsInput('${name}') on the method declares`,
+          `Declare it with @NeedsInput<...>('${name}'), or remove it from the TaskContext type argument.`,
+        );
+        agrees = false;
+      } else if (!typed.isAssignableTo(answer) || !answer.isAssignableTo(typed)) {
+        this.sink.error(
+          DiagnosticCode.InvalidQuestion,
+          questionMap,
+          `${label}: question '${name}' has one answer type in its TaskContext and another in @NeedsInput`,
+          'Use the same type in both places (a named interface keeps them together).',
+        );
+        agrees = false;
+      }
+    }
+    return agrees;
   }
 
   private isContextParameter(parameter: ParameterDeclaration): boolean {

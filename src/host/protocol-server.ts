@@ -9,6 +9,7 @@ import {
   ProtocolError,
   type Result,
   Server,
+  type ServerCapabilities,
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -60,6 +61,18 @@ export interface ProtocolServerOptions {
  * SDK's HTTP 404.) Arguments are validated by the tool registry instead.
  */
 class TaskProtocolServer extends Server {
+  /**
+   * Tasks exist in protocol 2025-11-25 and later: an older session (2025-06-18, ...) is not
+   * offered them (protocol.md §2 rule 4). The SDK asks for the capabilities after negotiating.
+   */
+  override getCapabilities(): ServerCapabilities {
+    const capabilities = super.getCapabilities();
+    const version = this._negotiatedProtocolVersion;
+    if (version === undefined || version >= FIRST_TASKS_VERSION || !capabilities.tasks) return capabilities;
+    const { tasks: _withoutTasks, ...rest } = capabilities;
+    return rest;
+  }
+
   protected override _wrapHandler(
     method: string,
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
@@ -69,6 +82,9 @@ class TaskProtocolServer extends Server {
 }
 
 const TaskIdParams = { params: z.looseObject({ taskId: z.string() }) };
+
+/** The first protocol revision with tasks (as dated strings, revisions compare in order). */
+const FIRST_TASKS_VERSION = '2025-11-25';
 
 /** A person answers an inline question; the call waits that long at most. */
 const INLINE_QUESTION_TIMEOUT_MS = 10 * 60 * 1000;

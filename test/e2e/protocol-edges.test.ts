@@ -63,6 +63,34 @@ describe('2025-11-25 edges', () => {
   });
 });
 
+describe('protocol versions before tasks', () => {
+  it('D-10: offers tasks only to sessions of 2025-11-25 or later', async () => {
+    const capabilitiesFor = async (protocolVersion: string) => {
+      const response = await fetch(running.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion, capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+        }),
+      });
+      const text = await response.text();
+      const message = JSON.parse(
+        text.startsWith('{') ? text : ((text.split('data: ')[1] ?? '').split('\n')[0] as string),
+      );
+      return message.result as { protocolVersion: string; capabilities: Record<string, unknown> };
+    };
+    const old = await capabilitiesFor('2025-06-18');
+    expect(old.protocolVersion).toBe('2025-06-18');
+    expect(old.capabilities.tasks).toBeUndefined();
+    expect(old.capabilities.tools).toBeDefined();
+    const current = await capabilitiesFor('2025-11-25');
+    expect(current.capabilities.tasks).toMatchObject({ requests: { tools: { call: {} } } });
+  });
+});
+
 describe('2026-07-28 edges', () => {
   it('C-44, C-50: tasks/update and tasks/cancel on an unknown id are -32602', async () => {
     expect((await rpc2026(running.url, 'tasks/update', { taskId: 'missing', inputResponses: {} })).error?.code).toBe(

@@ -167,6 +167,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
           return a.callTool(request.params, taskRequestA, {
             ...(await legacyCallContext(ctx)),
             announce: (notification) => ctx.mcpReq.notify(notification as never),
+            ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
           });
         }
         const result = await b.callTool(request.params, await legacyCallContext(ctx));

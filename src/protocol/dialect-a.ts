@@ -8,6 +8,7 @@
 import type { Caller } from '../engine/engine.js';
 import { isTerminal, type TaskRecord } from '../engine/task.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
+import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
 import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 import type { CallContext, ToolCalls } from './tool-calls.js';
 
@@ -69,6 +70,8 @@ function related(taskId: string): Record<string, unknown> {
 export interface CallContextA extends CallContext {
   /** Sends `notifications/tasks/created` for the new task (on the call's own stream). */
   readonly announce: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>;
+  /** Asks the client on the call's own stream, when it can answer forms. */
+  readonly elicit?: Elicit;
 }
 
 export class DialectA {
@@ -107,7 +110,15 @@ export class DialectA {
     };
     ctx.signal.addEventListener('abort', onCancel, { once: true });
     try {
-      const done = await this.read(() => this.calls.engine.waitForTerminal(ctx.caller, taskId));
+      // The task's questions go to the requestor on this call, tagged with A's related-task key.
+      const elicit = ctx.elicit;
+      const done = await this.read(() =>
+        elicit
+          ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, ctx.signal, (params, timeoutMs) =>
+              elicit({ ...params, _meta: related(taskId) }, timeoutMs),
+            )
+          : this.calls.engine.waitForTerminal(ctx.caller, taskId),
+      );
       return this.resultOf(done);
     } finally {
       ctx.signal.removeEventListener('abort', onCancel);

@@ -4,15 +4,15 @@
  * Spec digest: shared/docs/protocol.md §4.
  */
 import type { Caller } from '../engine/engine.js';
-import { expiresAt, isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from '../engine/task.js';
+import type { TaskRecord, TaskStatus } from '../engine/task.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
+import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
 import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
 export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 
-/** Sends `elicitation/create` to the client and resolves with its `ElicitResult`. */
-export type Elicit = (params: Record<string, unknown>, timeoutMs: number) => Promise<unknown>;
+export type { Elicit } from './question-relay.js';
 
 /** The 2025-11-25 `Task` object. */
 export interface TaskB {
@@ -111,7 +111,9 @@ export class DialectB {
     const taskId = requireTaskId(params);
     const record = await this.read(() =>
       elicit
-        ? this.relayQuestionsUntilDone(caller, taskId, signal, elicit)
+        ? relayQuestionsUntilDone(this.calls, caller, taskId, signal, (params, timeoutMs) =>
+            elicit({ ...params, _meta: { [RELATED_TASK_META_KEY]: { taskId } } }, timeoutMs),
+          )
         : this.calls.engine.waitForTerminal(caller, taskId, signal),
     );
     const outcome = record.outcome;
@@ -125,67 +127,6 @@ export class DialectB {
     }
     const meta = isPlainObject(outcome.result._meta) ? outcome.result._meta : {};
     return { ...outcome.result, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId } } };
-  }
-
-  /**
-   * Waits for the task to end, sending each new question on the way. A question is sent once
-   * per stream; an answer the task refused (invalid) makes it outstanding again, and it is
-   * asked again. If the client fails to answer, this call fails with that reason; the task
-   * keeps waiting, and a new `tasks/result` asks again.
-   */
-  private async relayQuestionsUntilDone(
-    caller: Caller,
-    taskId: string,
-    signal: AbortSignal,
-    elicit: Elicit,
-  ): Promise<TaskRecord> {
-    const sent = new Set<string>();
-    const broken = new AbortController();
-    // Wakes the wait below when a refused answer makes a sent question askable again.
-    let nudge = () => {};
-    const unsent = (record: TaskRecord) => Object.keys(record.inputRequests ?? {}).filter((key) => !sent.has(key));
-    for (;;) {
-      const round = new AbortController();
-      nudge = () => round.abort();
-      let record: TaskRecord;
-      try {
-        record = await this.calls.engine.waitFor(
-          caller,
-          taskId,
-          (current) => isTerminal(current.status) || unsent(current).length > 0,
-          AbortSignal.any([signal, broken.signal, round.signal]),
-        );
-      } catch (error) {
-        if (signal.aborted) throw error;
-        if (broken.signal.aborted) throw broken.signal.reason;
-        if (round.signal.aborted) continue;
-        throw error;
-      }
-      if (isTerminal(record.status)) return record;
-      for (const key of unsent(record)) {
-        sent.add(key);
-        const pending = record.inputRequests?.[key] as PendingInput;
-        const timeoutMs = Math.max(1000, expiresAt(record) - Date.now());
-        elicit({ ...pending.params, _meta: { [RELATED_TASK_META_KEY]: { taskId } } }, timeoutMs)
-          .then((response) => this.calls.answer(caller, taskId, { [key]: response }))
-          .then(
-            (outcome) => {
-              if (!outcome.rejected[key]) return;
-              sent.delete(key);
-              nudge();
-            },
-            (error: unknown) => {
-              sent.delete(key);
-              broken.abort(
-                new RpcError(
-                  ErrorCode.InternalError,
-                  `The client did not answer the task's question '${key}': ${error instanceof Error ? error.message : String(error)}`,
-                ),
-              );
-            },
-          );
-      }
-    }
   }
 
   async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskB[]; nextCursor?: string }> {

@@ -3,7 +3,7 @@
  * enables it, and provably ignored otherwise. Driven by the v1 client with raw requests.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
@@ -191,6 +191,19 @@ describe('SEP-1686 shim: listing, queueing, tool errors and the 2026 wire', () =
     const result = await callWithTask(client, 'a-tool-error', {}, 'failing_job');
     expect(result.isError).toBe(true);
     expect(await getTask(client, 'a-tool-error')).toMatchObject({ status: 'completed' });
+  });
+
+  it("A-20: asks the task's questions on the original call, tagged with the task", async () => {
+    const asker = await connectV1(running.url, { token: 'lister', capabilities: { elicitation: {} } });
+    const asked: unknown[] = [];
+    asker.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params._meta?.[RELATED]);
+      return { action: 'accept', content: { confirm: true } };
+    });
+    const result = await callWithTask(asker, 'a-question', { filename: 'q.txt' }, 'confirm_delete');
+    expect(result.content).toEqual([{ type: 'text', text: 'Deleted q.txt' }]);
+    expect(asked).toEqual([{ taskId: 'a-question' }]);
+    await asker.close();
   });
 
   it('A-24: the shim lives on 2025-era connections only; on 2026-07-28 the _meta key is ignored', async () => {

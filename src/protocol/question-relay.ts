@@ -1,0 +1,75 @@
+/**
+ * Questions asked on a client's open request: while it waits for the task to end, each new
+ * question goes to the client as `elicitation/create` on that request's stream, and the answer
+ * goes back to the task. Dialect B does this on `tasks/result` (protocol.md §4.6); the SEP-1686
+ * shim on the original `tools/call`.
+ */
+import type { Caller } from '../engine/engine.js';
+import { expiresAt, isTerminal, type PendingInput, type TaskRecord } from '../engine/task.js';
+import { ErrorCode, RpcError } from './rpc-error.js';
+import type { ToolCalls } from './tool-calls.js';
+
+/** Sends `elicitation/create` to the client and resolves with its `ElicitResult`. */
+export type Elicit = (params: Record<string, unknown>, timeoutMs: number) => Promise<unknown>;
+
+/**
+ * Waits for the task to end, sending each new question on the way. A question is sent once
+ * per request; an answer the task refused (invalid) makes it outstanding again, and it is
+ * asked again. If the client fails to answer, this fails with that reason; the task keeps
+ * waiting, and a new request asks again.
+ */
+export async function relayQuestionsUntilDone(
+  calls: ToolCalls,
+  caller: Caller,
+  taskId: string,
+  signal: AbortSignal,
+  elicit: Elicit,
+): Promise<TaskRecord> {
+  const sent = new Set<string>();
+  const broken = new AbortController();
+  // Wakes the wait below when a refused answer makes a sent question askable again.
+  let nudge = () => {};
+  const unsent = (record: TaskRecord) => Object.keys(record.inputRequests ?? {}).filter((key) => !sent.has(key));
+  for (;;) {
+    const round = new AbortController();
+    nudge = () => round.abort();
+    let record: TaskRecord;
+    try {
+      record = await calls.engine.waitFor(
+        caller,
+        taskId,
+        (current) => isTerminal(current.status) || unsent(current).length > 0,
+        AbortSignal.any([signal, broken.signal, round.signal]),
+      );
+    } catch (error) {
+      if (signal.aborted) throw error;
+      if (broken.signal.aborted) throw broken.signal.reason;
+      if (round.signal.aborted) continue;
+      throw error;
+    }
+    if (isTerminal(record.status)) return record;
+    for (const key of unsent(record)) {
+      sent.add(key);
+      const pending = record.inputRequests?.[key] as PendingInput;
+      const timeoutMs = Math.max(1000, expiresAt(record) - Date.now());
+      elicit({ ...pending.params }, timeoutMs)
+        .then((response) => calls.answer(caller, taskId, { [key]: response }))
+        .then(
+          (outcome) => {
+            if (!outcome.rejected[key]) return;
+            sent.delete(key);
+            nudge();
+          },
+          (error: unknown) => {
+            sent.delete(key);
+            broken.abort(
+              new RpcError(
+                ErrorCode.InternalError,
+                `The client did not answer the task's question '${key}': ${error instanceof Error ? error.message : String(error)}`,
+              ),
+            );
+          },
+        );
+    }
+  }
+}

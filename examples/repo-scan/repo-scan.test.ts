@@ -143,6 +143,25 @@ describe('repo-scan over 2025-11-25 with the v1 client (dialect B)', () => {
     );
   });
 
+  it("keeps the call's progress token alive for the task: numeric progress arrives as notifications", async () => {
+    const seen: { progress: number; message?: string }[] = [];
+    const created = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'scan_repository', arguments: { path: '.', exclude: [] }, task: {} },
+      },
+      CreateTaskResultSchema,
+      { onprogress: (progress) => seen.push(progress) },
+    );
+    await pollUntil(
+      async () => seen.length,
+      (count) => count >= 2,
+    );
+    expect(seen[1]?.progress).toBeGreaterThan(seen[0]?.progress ?? 0);
+    expect(seen[0]?.message).toMatch(/^scanned \d+ files/);
+    await client.experimental.tasks.cancelTask(created.task.taskId);
+  });
+
   it('answers -32602 for an unknown task id', async () => {
     await expect(client.experimental.tasks.getTask('no-such-task')).rejects.toMatchObject({ code: -32602 });
     await expect(client.experimental.tasks.cancelTask('no-such-task')).rejects.toMatchObject({ code: -32602 });

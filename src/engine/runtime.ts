@@ -69,11 +69,29 @@ export interface TaskRuntime {
   close(): Promise<void>;
 }
 
-/** Progress a running task reports: the message becomes `statusMessage`. */
+/** Progress a running task reports: the message becomes `statusMessage`, numbers `progress`. */
 export interface ProgressUpdate {
   readonly message?: string;
   readonly progress?: number;
   readonly total?: number;
+}
+
+/** The record change a progress report makes, or `undefined` when it changes nothing. */
+export function progressReportChange(current: TaskRecord, update: ProgressUpdate): TaskChange | undefined {
+  // Progress only annotates a working task; it must not touch one that ended or waits for input.
+  if (current.status !== 'working') return undefined;
+  const message = update.message !== undefined && update.message !== current.statusMessage ? update.message : undefined;
+  const numbers =
+    update.progress !== undefined &&
+    (update.progress !== current.progress?.progress || update.total !== current.progress?.total)
+      ? { progress: update.progress, ...(update.total !== undefined && { total: update.total }) }
+      : undefined;
+  if (message === undefined && numbers === undefined) return undefined;
+  return {
+    status: 'working',
+    ...(message !== undefined && { statusMessage: message }),
+    ...(numbers && { progress: numbers }),
+  };
 }
 
 export interface ExecutionControl {

@@ -36,6 +36,11 @@ export interface PendingInput {
   readonly params: Readonly<Record<string, unknown>>;
 }
 
+export interface TaskProgressValue {
+  readonly progress: number;
+  readonly total?: number;
+}
+
 /** An answer as the client gave it: an MCP `ElicitResult`. */
 export interface InputAnswer {
   readonly action: 'accept' | 'decline' | 'cancel';
@@ -60,6 +65,8 @@ export interface TaskRecord {
   readonly pollIntervalMs: number;
   /** Present once the task is `completed` or `failed`. */
   readonly outcome?: TaskOutcome;
+  /** The latest numeric progress the method reported (2025-11-25 clients get it as notifications). */
+  readonly progress?: TaskProgressValue;
   /**
    * Questions waiting for an answer, by key. Keys are unique over the task's life: an
    * answered key moves to `inputAnswers` and is never asked again.

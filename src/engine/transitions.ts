@@ -8,6 +8,7 @@ import {
   isTerminal,
   type PendingInput,
   type TaskOutcome,
+  type TaskProgressValue,
   type TaskRecord,
   type TaskStatus,
 } from './task.js';
@@ -29,6 +30,7 @@ export interface TaskChange {
   readonly inputRequests?: Readonly<Record<string, PendingInput>>;
   readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
   readonly steps?: Readonly<Record<string, unknown>>;
+  readonly progress?: TaskProgressValue;
 }
 
 export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
@@ -59,6 +61,7 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(inputRequests && Object.keys(inputRequests).length > 0 && { inputRequests }),
     ...(change.inputAnswers && { inputAnswers: change.inputAnswers }),
     ...(change.steps && { steps: change.steps }),
+    ...(change.progress && { progress: change.progress }),
     ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),
     // Clocks never run backwards even if the wall clock does.
     lastUpdatedAt: Math.max(now, record.lastUpdatedAt),

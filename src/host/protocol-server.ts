@@ -49,8 +49,8 @@ export interface ProtocolServerOptions {
   readonly transport: 'http' | 'stdio';
   /** Dialect B: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
   readonly listTasks: boolean;
-  /** Dialect B: called with each task this session creates, to push its status changes. */
-  readonly onTaskCreated?: (taskId: string) => void;
+  /** Dialect B: called with each task this session creates (and its call's progress token), to push its changes. */
+  readonly onTaskCreated?: (taskId: string, progressToken?: string | number) => void;
 }
 
 /**
@@ -172,7 +172,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         }
         const result = await b.callTool(request.params, await legacyCallContext(ctx));
         const task = (result as { task?: { taskId?: string } }).task;
-        if (task?.taskId) options.onTaskCreated?.(task.taskId);
+        if (task?.taskId) options.onTaskCreated?.(task.taskId, ctx.mcpReq._meta?.progressToken);
         return result;
       }),
     );

@@ -118,7 +118,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     if (unit.era === 'modern') return createProtocolServer(deps, { ...unit });
     // A 2025 session lives as long as its connection: push its tasks' status while it does.
     let push: ReturnType<typeof attachStatusPush> | undefined;
-    const server = createProtocolServer(deps, { ...unit, onTaskCreated: (taskId) => push?.track(taskId) });
+    const server = createProtocolServer(deps, {
+      ...unit,
+      onTaskCreated: (taskId, progressToken) => push?.track(taskId, progressToken),
+    });
     push = attachStatusPush(server, engine);
     const previousOnClose = server.onclose;
     server.onclose = () => {

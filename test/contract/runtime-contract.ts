@@ -40,7 +40,7 @@ export class ScriptedExecutor implements TaskExecutor {
       case 'rpc-error':
         return { kind: 'error', error: { code: -32603, message: text } };
       case 'progress-then-wait':
-        control.report({ message: text });
+        control.report({ message: text, progress: 1, total: 3 });
         await this.until(record.taskId, control.signal);
         return ok('released');
       case 'wait':
@@ -176,6 +176,7 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       });
       const reported = await engine.waitFor(ALICE, created.taskId, (r) => r.statusMessage === 'step 1 of 3');
       expect(reported.status).toBe('working');
+      expect(reported.progress).toEqual({ progress: 1, total: 3 });
       executor.release(created.taskId);
       expect((await engine.waitForTerminal(ALICE, created.taskId)).status).toBe('completed');
     });

@@ -4,12 +4,12 @@
  * write can never land after a later one) and coalesced (a burst of reports costs one write
  * of the latest message, not one per report).
  */
+import { type ProgressUpdate, progressReportChange } from '../../engine/runtime.js';
 import type { Logger } from '../../tools/logger.js';
 import type { RedisTaskStore } from './record-store.js';
-import { progressChange } from './status-mapping.js';
 
 export class ProgressWriter {
-  private latest: string | undefined;
+  private latest: ProgressUpdate = {};
   private scheduled = false;
   private writing: Promise<void> = Promise.resolve();
 
@@ -19,8 +19,9 @@ export class ProgressWriter {
     private readonly logger: Logger,
   ) {}
 
-  report(message: string): void {
-    this.latest = message;
+  report(update: ProgressUpdate): void {
+    // Merged, so a report of numbers only does not drop an unwritten message, and vice versa.
+    this.latest = { ...this.latest, ...update };
     if (this.scheduled) return;
     this.scheduled = true;
     this.writing = this.writing.then(() => this.writeLatest());
@@ -33,12 +34,10 @@ export class ProgressWriter {
 
   private async writeLatest(): Promise<void> {
     this.scheduled = false;
-    const message = this.latest as string;
+    const update = this.latest;
+    this.latest = {};
     try {
-      // Progress only annotates a working task; it must not touch one that ended or waits for input.
-      await this.store.update(this.taskId, (current) =>
-        current.status === 'working' && current.statusMessage !== message ? progressChange(message) : undefined,
-      );
+      await this.store.update(this.taskId, (current) => progressReportChange(current, update));
     } catch (error) {
       this.logger.warn('Could not store a progress message', { taskId: this.taskId, error: String(error) });
     }

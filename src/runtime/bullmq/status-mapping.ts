@@ -42,10 +42,6 @@ export function isRuntimeNote(message: string | undefined): boolean {
   );
 }
 
-export function progressChange(message: string): TaskChange {
-  return { status: 'working', statusMessage: message };
-}
-
 export function requeuedChange(message: string): TaskChange {
   return { status: 'working', statusMessage: message };
 }

@@ -223,9 +223,7 @@ export class TaskWorker {
         let outcome: TaskOutcome;
         const control: ExecutionControl = {
           signal: controller.signal,
-          report: ({ message }) => {
-            if (message !== undefined) progress.report(message);
-          },
+          report: (update) => progress.report(update),
           ask: (key, pending) => this.ask(taskId, key, pending, run),
           step: (name, work) => this.step(taskId, name, work),
         };

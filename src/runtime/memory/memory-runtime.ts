@@ -15,6 +15,7 @@ import type {
   TaskListener,
   TaskRuntime,
 } from '../../engine/runtime.js';
+import { progressReportChange } from '../../engine/runtime.js';
 import {
   expiresAt,
   type InputAnswer,
@@ -179,10 +180,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.running.set(record.taskId, { controller, tool: record.tool });
     const control: ExecutionControl = {
       signal: controller.signal,
-      report: ({ message }) => {
+      report: (update) => {
         const current = this.records.get(record.taskId);
-        if (message === undefined || !current || current.status !== 'working') return;
-        this.write(current, { status: 'working', statusMessage: message });
+        const change = current && progressReportChange(current, update);
+        if (current && change) this.write(current, change);
       },
       ask: (key, pending) => this.ask(record.taskId, key, pending, controller.signal),
       step: (name, run) => this.step(record.taskId, name, run),

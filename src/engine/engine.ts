@@ -187,7 +187,8 @@ export class TaskEngine {
       // Subscribe before reading so a change between the read and the subscription is not lost.
       const unsubscribe = this.runtime.subscribe(
         ({ record }) => {
-          if (record.taskId === taskId && accept(record)) finish(() => resolve(record));
+          // Events carry every task: another principal's task with this id must not answer here.
+          if (record.taskId === taskId && isVisibleTo(record, caller) && accept(record)) finish(() => resolve(record));
         },
         // Changes may have been missed while the runtime's events were down: look again.
         () => void check(),

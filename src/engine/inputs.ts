@@ -79,7 +79,7 @@ export function answerChange(
   };
 }
 
-/** Whether every question asked so far has its answer: the moment a paused task may resume. */
+/** Whether a question is still waiting for its answer; when none is, a paused task may resume. */
 export function hasOutstandingInput(record: TaskRecord): boolean {
   return Object.keys(record.inputRequests ?? {}).length > 0;
 }

@@ -111,10 +111,6 @@ export class HttpFront {
     return this.modern.fetch(request, authInfo ? { authInfo } : undefined);
   }
 
-  get sessionCount(): number {
-    return this.sessions.size;
-  }
-
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     const sessions = [...this.sessions.values()];

@@ -302,5 +302,3 @@ function asProtocolError(error: unknown, logger: Logger, method: string): Protoc
   }
   return new ProtocolError(rpc.code, rpc.message, rpc.data);
 }
-
-export { toTaskB };

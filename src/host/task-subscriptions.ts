@@ -8,13 +8,17 @@ import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { isVisibleTo } from '../engine/engine.js';
 import type { TaskRecord } from '../engine/task.js';
-import { declaresTasksExtension, missingTasksExtension, toDetailedTaskC } from '../protocol/dialect-c.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  declaresTasksExtension,
+  missingTasksExtension,
+  toDetailedTaskC,
+} from '../protocol/dialect-c.js';
 import { isPlainObject } from '../protocol/params.js';
 import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 
 const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
-const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 /** A stream follows this many tasks at most; more is a client bug or abuse. */
 const MAX_TASK_IDS = 1000;
@@ -85,17 +89,25 @@ export async function serveTaskListen(
       ...(deps.authInfo && { authInfo: deps.authInfo }),
     }),
   };
+  // Subscribe before reading, so a change between a read and the subscription is not lost;
+  // changes that arrive before the acknowledgement are held and sent after it.
+  const wanted = new Set(requested as string[]);
+  const held: TaskRecord[] = [];
+  let deliver: ((record: TaskRecord) => void) | undefined;
+  const unsubscribe = deps.engine.subscribe(({ record }) => {
+    if (!wanted.has(record.taskId) || !isVisibleTo(record, caller)) return;
+    if (deliver) deliver(record);
+    else held.push(record);
+  });
   // Only tasks the caller may read are agreed to; the acknowledgement says which.
-  const current = new Map<string, TaskRecord>();
-  for (const taskId of new Set(requested as string[])) {
-    const record = await deps.engine.get(caller, taskId).catch(() => undefined);
-    if (record) current.set(taskId, record);
-  }
+  const read = await Promise.all([...wanted].map((taskId) => deps.engine.get(caller, taskId).catch(() => undefined)));
+  const current = new Map(read.flatMap((record) => (record ? [[record.taskId, record] as const] : [])));
+  for (const taskId of wanted) if (!current.has(taskId)) wanted.delete(taskId);
   const agreed = [...current.keys()];
   const tag = { [SUBSCRIPTION_ID_META_KEY]: listen.id };
 
   const encoder = new TextEncoder();
-  let stop = () => {};
+  let stop = () => unsubscribe();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (message: unknown) => {
@@ -105,19 +117,24 @@ export async function serveTaskListen(
           stop();
         }
       };
-      const notify = (record: TaskRecord) =>
-        send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { _meta: tag, ...toDetailedTaskC(record) } });
+      const notify = (record: TaskRecord) => {
+        if (wanted.has(record.taskId)) {
+          send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { _meta: tag, ...toDetailedTaskC(record) } });
+        }
+      };
       send({
         jsonrpc: '2.0',
         method: 'notifications/subscriptions/acknowledged',
         params: { _meta: tag, notifications: { taskIds: agreed } },
       });
-      const unsubscribe = deps.engine.subscribe(({ record }) => {
-        if (current.has(record.taskId) && isVisibleTo(record, caller)) notify(record);
-      });
-      stop = () => unsubscribe();
       // Where each task stands now, so a late subscriber does not wait for the next change.
       for (const record of current.values()) notify(record);
+      // Held changes newer than what was read; older ones would show a stale state last.
+      for (const record of held.splice(0)) {
+        if (record.lastUpdatedAt > (current.get(record.taskId)?.lastUpdatedAt ?? -1)) notify(record);
+      }
+      deliver = notify;
+      stop = () => unsubscribe();
     },
     cancel() {
       stop();

@@ -109,6 +109,8 @@ export class DialectA {
       });
     };
     ctx.signal.addEventListener('abort', onCancel, { once: true });
+    // The client may have cancelled while the task was being created and announced.
+    if (ctx.signal.aborted) onCancel();
     try {
       // The task's questions go to the requestor on this call, tagged with A's related-task key.
       const elicit = ctx.elicit;
@@ -117,7 +119,7 @@ export class DialectA {
           ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, ctx.signal, (params, timeoutMs) =>
               elicit({ ...params, _meta: related(taskId) }, timeoutMs),
             )
-          : this.calls.engine.waitForTerminal(ctx.caller, taskId),
+          : this.calls.engine.waitForTerminal(ctx.caller, taskId, ctx.signal),
       );
       return this.resultOf(done);
     } finally {

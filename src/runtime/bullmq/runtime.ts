@@ -169,7 +169,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
   ): Promise<TaskRecord | undefined> {
     return this.guard('answer a task', async () => {
       const result = await this.store.update(taskId, decide, { channel: this.names.answersChannel, message: taskId });
-      if (result?.changed && result.record.status === 'working' && !hasOutstandingInput(result.record)) {
+      // Also when this call changed nothing but the task has had answers: if waking the job
+      // failed after an earlier call stored the last one, the client's retry must still wake it
+      // (resume is idempotent). A task that never asked is not woken: its delay is a retry's.
+      const answered = result && Object.keys(result.record.inputAnswers ?? {}).length > 0;
+      if (result && answered && result.record.status === 'working' && !hasOutstandingInput(result.record)) {
         await this.queue.resume(taskId);
       }
       return result?.record;
@@ -224,7 +228,11 @@ function isDuplicate(error: unknown): boolean {
   return error instanceof DuplicateTaskError;
 }
 
-/** Preloads the record scripts once the client is ready; a failure is retried by the next operation's own call. */
+/**
+ * Preloads the record scripts. Before the first connection this fails at once (no offline
+ * queue) and the 'ready' handler loads them; if loading fails later, a script that is missing
+ * is loaded by its first NOSCRIPT retry.
+ */
 function whenScriptsLoaded(client: Redis): Promise<void> {
   return preloadScripts(client).catch(() => {
     // Redis not there yet: operations fail on their own deadline, and the next 'ready' loads again.

@@ -172,24 +172,31 @@ export class TaskWorker {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      const closed = this.worker.close().then(() => true);
       const abortTimer = setTimeout(() => this.abortAll(), this.shutdownGraceMs);
-      const finished = await Promise.race([
-        closed,
-        sleep(this.shutdownGraceMs + ABORTED_METHODS_GRACE_MS).then(() => false),
-      ]);
-      clearTimeout(abortTimer);
-      if (!finished) {
-        this.logger.warn('Some tasks ignored the shutdown abort; other workers will recover their jobs as stalled', {
-          taskIds: [...this.running.keys()],
-        });
+      let finished = false;
+      try {
+        const closed = this.worker.close().then(() => true);
+        finished = await Promise.race([
+          closed,
+          sleep(this.shutdownGraceMs + ABORTED_METHODS_GRACE_MS).then(() => false),
+        ]);
+      } catch (error) {
+        this.logger.warn('The BullMQ worker did not close cleanly', { error: String(error) });
+      } finally {
+        // Whatever BullMQ did, this worker's own timers, subscriptions and connections go.
+        clearTimeout(abortTimer);
+        if (!finished) {
+          this.logger.warn('Some tasks ignored the shutdown abort; other workers will recover their jobs as stalled', {
+            taskIds: [...this.running.keys()],
+          });
+        }
+        await Promise.allSettled([...this.pendingWrites]);
+        await this.cancels.close();
+        await this.answers.close();
+        await closeClient(this.subscriber);
+        if (finished) await closeClient(this.client);
+        else this.client.disconnect();
       }
-      await Promise.allSettled([...this.pendingWrites]);
-      await this.cancels.close();
-      await this.answers.close();
-      await closeClient(this.subscriber);
-      if (finished) await closeClient(this.client);
-      else this.client.disconnect();
     })();
     return this.closing;
   }
@@ -239,7 +246,6 @@ export class TaskWorker {
         // A paused run ends in a park even if the method caught the pause and returned anyway:
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
-        clearTimeout(startedNote);
         // A cancelled task is terminal already: the state machine drops this late outcome.
         // Start from the version read at the start: with no write since, that saves a read.
         await this.store.update(taskId, outcomeChange(outcome), undefined, started);

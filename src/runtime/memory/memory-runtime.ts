@@ -92,7 +92,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
   }
 
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
-    const ids = this.owners.get(owner) ?? [];
+    // A copy: reading an expired record forgets it, which edits the owner's list.
+    const ids = [...(this.owners.get(owner) ?? [])];
     const records: TaskRecord[] = [];
     // Ids are sorted by position, so the page starts at the first one after the cursor.
     let index = 0;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../src/engine/cursor.js';
-import { newTaskId } from '../../src/engine/engine.js';
+import { newTaskId, TaskEngine } from '../../src/engine/engine.js';
 import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl } from '../../src/engine/policy.js';
+import type { TaskRuntime } from '../../src/engine/runtime.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { applyChange, outcomeChange } from '../../src/engine/transitions.js';
 
@@ -108,5 +109,33 @@ describe('cursors and ids', () => {
     const ids = new Set(Array.from({ length: 1000 }, newTaskId));
     expect(ids.size).toBe(1000);
     for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+});
+
+describe('waiting for a task', () => {
+  it("never answers one principal with another principal's task, even from an event", async () => {
+    // A runtime whose read is slow, and which announces alice's task finishing meanwhile.
+    const listeners = new Set<(event: { record: TaskRecord }) => void>();
+    const alicesTask: TaskRecord = { ...record, owner: 'alice', status: 'completed', outcome: ok };
+    const runtime = {
+      kind: 'slow',
+      durable: false,
+      subscribe: (listener: (event: { record: TaskRecord }) => void) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      get: async () => {
+        for (const listener of listeners) listener({ record: alicesTask });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return alicesTask;
+      },
+    } as unknown as TaskRuntime;
+    const engine = new TaskEngine({ runtime });
+    await expect(engine.waitForTerminal({ principal: 'bob' }, record.taskId)).rejects.toMatchObject({
+      code: 'TASK_NOT_FOUND',
+    });
+    await expect(engine.waitForTerminal({ principal: 'alice' }, record.taskId)).resolves.toMatchObject({
+      status: 'completed',
+    });
   });
 });

@@ -24,7 +24,7 @@ import {
   serverCapabilitiesC,
 } from '../protocol/dialect-c.js';
 import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
-import { RpcError, toRpcError } from '../protocol/rpc-error.js';
+import { asRpc, RpcError, toRpcError } from '../protocol/rpc-error.js';
 import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { Logger } from '../tools/logger.js';
@@ -178,7 +178,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     );
     // A task answers in the dialect that created it; without the SEP-1686 shim that is always B.
     const createdThroughA = async (params: Params, who: Caller) =>
-      a !== undefined && isTaskA(await deps.dialectB.read(() => deps.engine.get(who, requireTaskId(params))));
+      a !== undefined && isTaskA(await asRpc(() => deps.engine.get(who, requireTaskId(params))));
     // Workaround 2: every tasks/* handler uses the three-argument schema form.
     server.setRequestHandler(
       'tasks/get',
@@ -264,7 +264,7 @@ async function listEachInItsDialect(
   params: Params,
   who: Caller,
 ): Promise<{ tasks: unknown[]; nextCursor?: string }> {
-  const page = await deps.dialectB.read(() => deps.engine.list(who, optionalCursor(params)));
+  const page = await asRpc(() => deps.engine.list(who, optionalCursor(params)));
   return {
     tasks: page.tasks.map((record) => (isTaskA(record) ? toTaskA(record) : toTaskB(record))),
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),

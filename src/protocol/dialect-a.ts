@@ -9,7 +9,7 @@ import type { Caller } from '../engine/engine.js';
 import { isTerminal, type TaskRecord } from '../engine/task.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
-import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 import type { CallContext, ToolCalls } from './tool-calls.js';
 
 export const SEP1686_TASK_META_KEY = 'modelcontextprotocol.io/task';
@@ -114,7 +114,7 @@ export class DialectA {
     try {
       // The task's questions go to the requestor on this call, tagged with A's related-task key.
       const elicit = ctx.elicit;
-      const done = await this.read(() =>
+      const done = await asRpc(() =>
         elicit
           ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, ctx.signal, (params, timeoutMs) =>
               elicit({ ...params, _meta: related(taskId) }, timeoutMs),
@@ -128,13 +128,13 @@ export class DialectA {
   }
 
   async getTask(params: Params, caller: Caller): Promise<TaskA & { _meta: Record<string, unknown> }> {
-    const record = await this.read(() => this.calls.engine.get(caller, requireTaskId(params)));
+    const record = await asRpc(() => this.calls.engine.get(caller, requireTaskId(params)));
     return { ...toTaskA(record), _meta: related(record.taskId) };
   }
 
   /** The result, only once the task completed (§3: otherwise -32602). */
   async getTaskResult(params: Params, caller: Caller): Promise<Record<string, unknown>> {
-    const record = await this.read(() => this.calls.engine.get(caller, requireTaskId(params)));
+    const record = await asRpc(() => this.calls.engine.get(caller, requireTaskId(params)));
     if (record.status !== 'completed') {
       throw new RpcError(
         ErrorCode.InvalidParams,
@@ -145,12 +145,12 @@ export class DialectA {
   }
 
   async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskA[]; nextCursor?: string }> {
-    const page = await this.read(() => this.calls.engine.list(caller, optionalCursor(params)));
+    const page = await asRpc(() => this.calls.engine.list(caller, optionalCursor(params)));
     return { tasks: page.tasks.map(toTaskA), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
   }
 
   async deleteTask(params: Params, caller: Caller): Promise<Record<string, never>> {
-    await this.read(() => this.calls.engine.delete(caller, requireTaskId(params)));
+    await asRpc(() => this.calls.engine.delete(caller, requireTaskId(params)));
     return {};
   }
 
@@ -164,13 +164,5 @@ export class DialectA {
     }
     const meta = isPlainObject(outcome.result._meta) ? outcome.result._meta : {};
     return { ...outcome.result, _meta: { ...meta, ...related(record.taskId) } };
-  }
-
-  private async read<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      throw toRpcError(error);
-    }
   }
 }

@@ -7,7 +7,7 @@ import type { Caller } from '../engine/engine.js';
 import type { TaskRecord, TaskStatus } from '../engine/task.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
-import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, ErrorCode, RpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
 export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
@@ -93,7 +93,7 @@ export class DialectB {
   }
 
   async getTask(params: Params, caller: Caller): Promise<TaskB> {
-    return toTaskB(await this.read(() => this.calls.engine.get(caller, requireTaskId(params))));
+    return toTaskB(await asRpc(() => this.calls.engine.get(caller, requireTaskId(params))));
   }
 
   /**
@@ -109,7 +109,7 @@ export class DialectB {
     elicit?: Elicit,
   ): Promise<Record<string, unknown>> {
     const taskId = requireTaskId(params);
-    const record = await this.read(() =>
+    const record = await asRpc(() =>
       elicit
         ? relayQuestionsUntilDone(this.calls, caller, taskId, signal, (params, timeoutMs) =>
             elicit({ ...params, _meta: { [RELATED_TASK_META_KEY]: { taskId } } }, timeoutMs),
@@ -130,21 +130,12 @@ export class DialectB {
   }
 
   async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskB[]; nextCursor?: string }> {
-    const page = await this.read(() => this.calls.engine.list(caller, optionalCursor(params)));
+    const page = await asRpc(() => this.calls.engine.list(caller, optionalCursor(params)));
     return { tasks: page.tasks.map(toTaskB), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
   }
 
   /** Moves the task to `cancelled` before answering; a terminal task is `-32602` (§4.8). */
   async cancelTask(params: Params, caller: Caller): Promise<TaskB> {
-    return toTaskB(await this.read(() => this.calls.engine.cancel(caller, requireTaskId(params))));
-  }
-
-  /** Runs an engine call, turning its errors into JSON-RPC errors. */
-  async read<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      throw toRpcError(error);
-    }
+    return toTaskB(await asRpc(() => this.calls.engine.cancel(caller, requireTaskId(params))));
   }
 }

@@ -6,7 +6,7 @@
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from '../engine/task.js';
 import { isPlainObject, type Params, requireTaskId } from './params.js';
-import { ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
 export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
@@ -121,7 +121,7 @@ export class DialectC {
   async getTask(params: Params, ctx: ModernCallContext): Promise<DetailedTaskC & { resultType: 'complete' }> {
     // The capability gate comes before the lookup, so an unknown id without it is still -32021.
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/get');
-    const record = await this.read(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
+    const record = await asRpc(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
     return { resultType: 'complete', ...toDetailedTaskC(record) };
   }
 
@@ -129,7 +129,7 @@ export class DialectC {
   async cancelTask(params: Params, ctx: ModernCallContext): Promise<{ resultType: 'complete' }> {
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/cancel');
     const taskId = requireTaskId(params);
-    const record = await this.read(() => this.calls.engine.get(ctx.caller, taskId));
+    const record = await asRpc(() => this.calls.engine.get(ctx.caller, taskId));
     if (!isTerminal(record.status)) {
       try {
         await this.calls.engine.cancel(ctx.caller, taskId);
@@ -158,13 +158,5 @@ export class DialectC {
     }
     await this.calls.answer(ctx.caller, taskId, inputResponses ?? {});
     return { resultType: 'complete' };
-  }
-
-  private async read(operation: () => Promise<TaskRecord>): Promise<TaskRecord> {
-    try {
-      return await operation();
-    } catch (error) {
-      throw toRpcError(error);
-    }
   }
 }

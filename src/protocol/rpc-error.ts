@@ -52,3 +52,12 @@ export function toRpcError(error: unknown): RpcError {
   }
   return new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
 }
+
+/** Runs an engine or tool-layer call, turning whatever it throws into the JSON-RPC error to answer with. */
+export async function asRpc<T>(operation: () => T | Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw toRpcError(error);
+  }
+}

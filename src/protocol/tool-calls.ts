@@ -8,9 +8,9 @@ import type { AnswerOutcome } from '../engine/inputs.js';
 import type { InputAnswer, PendingInput, TaskRecord } from '../engine/task.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import { pendingQuestion, type ToolRegistry } from '../tools/registry.js';
 import { type Params, toolName } from './params.js';
-import { RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, RpcError, toRpcError } from './rpc-error.js';
 
 export interface CallContext {
   readonly caller: Caller;
@@ -51,18 +51,16 @@ export class ToolCalls {
     requestedTtlMs?: number | null,
     inputAnswers?: Readonly<Record<string, InputAnswer>>,
   ): Promise<TaskRecord> {
-    try {
-      return await this.engine.create(ctx.caller, {
+    return asRpc(() =>
+      this.engine.create(ctx.caller, {
         tool: tool.name,
         args,
         ...(requestedTtlMs !== undefined && { requestedTtlMs }),
         ...(inputAnswers && { inputAnswers }),
         ...(tool.ttlMs !== undefined && { toolTtlMs: tool.ttlMs }),
         ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
-      });
-    } catch (error) {
-      throw toRpcError(error);
-    }
+      }),
+    );
   }
 
   /** Runs the tool in this request and returns its `CallToolResult`, or throws its JSON-RPC error. */
@@ -115,14 +113,7 @@ export class ToolCalls {
     const missing: Record<string, PendingInput> = {};
     for (const question of tool.questions ?? []) {
       if (!question.upfront) continue;
-      const pending: PendingInput = {
-        question: question.name,
-        params: {
-          mode: 'form',
-          message: question.message ?? `Please answer: ${question.name}`,
-          requestedSchema: question.schema,
-        },
-      };
+      const pending = pendingQuestion(question);
       const given = answers[question.name];
       if (given !== undefined && this.checkInlineAnswer(tool.name, pending, given) === undefined) {
         taken[question.name] = given as InputAnswer;
@@ -135,13 +126,11 @@ export class ToolCalls {
 
   /** Delivers answers to a task's questions; see `TaskEngine.answer`. */
   async answer(caller: Caller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<AnswerOutcome> {
-    try {
-      return await this.engine.answer(caller, taskId, responses, (pending, answer, record) =>
+    return asRpc(() =>
+      this.engine.answer(caller, taskId, responses, (pending, answer, record) =>
         this.registry.checkAnswer(record.tool, pending, answer),
-      );
-    } catch (error) {
-      throw toRpcError(error);
-    }
+      ),
+    );
   }
 
   private checkInlineAnswer(toolName: string, pending: PendingInput, given: unknown): string | undefined {

@@ -8,7 +8,12 @@ import { isTaskPaused } from '../engine/errors.js';
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
 import type { TaskContext, TaskProgress } from './context.js';
-import { MANIFEST_FORMAT_VERSION, type TaskManifest, type TaskToolDefinition } from './definition.js';
+import {
+  MANIFEST_FORMAT_VERSION,
+  type QuestionDefinition,
+  type TaskManifest,
+  type TaskToolDefinition,
+} from './definition.js';
 import { JsonRpcError, ManifestError } from './errors.js';
 import { childLogger, type Logger, silentLogger } from './logger.js';
 import { errorResult, toCallToolResult } from './result.js';
@@ -210,11 +215,7 @@ function questionAsker(tool: TaskToolDefinition, control: RunControl): TaskConte
     const count = (asked.get(name) ?? 0) + 1;
     asked.set(name, count);
     const key = count === 1 ? name : `${name}-${count}`;
-    const message = options?.message ?? question.message ?? `Please answer: ${name}`;
-    const answer = await control.ask(key, {
-      question: name,
-      params: { mode: 'form', message, requestedSchema: question.schema },
-    });
+    const answer = await control.ask(key, pendingQuestion(question, options?.message));
     if (answer.action !== 'accept') return { action: answer.action };
     const parsed = question.answer.safeParse(answer.content ?? {});
     if (!parsed.success)
@@ -232,4 +233,16 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
 
 function internal(message: string): TaskOutcome {
   return { kind: 'error', error: { code: -32603, message } };
+}
+
+/** The elicitation a question becomes: a form with its schema and message (a per-call one first). */
+export function pendingQuestion(question: QuestionDefinition, message?: string): PendingInput {
+  return {
+    question: question.name,
+    params: {
+      mode: 'form',
+      message: message ?? question.message ?? `Please answer: ${question.name}`,
+      requestedSchema: question.schema,
+    },
+  };
 }

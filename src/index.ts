@@ -16,8 +16,15 @@ export { defaultPrincipalResolver } from './host/principal.js';
 export type { RunOptions } from './host/run.js';
 export { runTaskServer } from './host/run.js';
 export type { RedisSetup, RuntimeChoice } from './host/runtime-choice.js';
-export type { ListeningServer, ListenOptions, TaskServer, TaskServerOptions } from './host/task-server.js';
+export type {
+  ListeningServer,
+  ListenOptions,
+  TaskServer,
+  TaskServerOptions,
+  TaskServerStats,
+} from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
+export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
 export type {

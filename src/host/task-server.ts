@@ -23,6 +23,7 @@ import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
 import { chooseRuntime, describeRuntime, type RuntimeChoice } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
+import { WaiterRegistry, type WaiterStats } from './waiters.js';
 
 export interface TaskServerOptions extends RuntimeChoice {
   /** The `taskManifest` exported by the module `mcp-taskgen` generated. */
@@ -81,8 +82,19 @@ export interface TaskServer {
   listen(options?: ListenOptions): Promise<ListeningServer>;
   /** Serves this process's stdin/stdout. */
   serveStdio(): StdioServerHandle;
+  /**
+   * What this process holds open for clients right now: blocking `tasks/result` calls and
+   * listen streams per session, and the engine's task followers. For debugging and leak checks;
+   * every count returns to zero once its clients are gone.
+   */
+  stats(): TaskServerStats;
   /** Closes listeners, sessions and the runtime. */
   close(): Promise<void>;
+}
+
+export interface TaskServerStats {
+  readonly waiters: WaiterStats;
+  readonly engine: ReturnType<TaskEngine['waiterStats']>;
 }
 
 export function createTaskServer(options: TaskServerOptions): TaskServer {
@@ -99,6 +111,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   });
   const calls = new ToolCalls(engine, registry);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
+  const waiters = new WaiterRegistry();
   const deps: ProtocolServerDeps = {
     engine,
     dialectB: new DialectB(calls),
@@ -112,6 +125,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     ...(options.instructions !== undefined && { instructions: options.instructions }),
     logger,
+    waiters,
   };
 
   const serverFor = (unit: { era: Era; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
@@ -120,7 +134,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     let push: ReturnType<typeof attachStatusPush> | undefined;
     const server = createProtocolServer(deps, {
       ...unit,
-      onTaskCreated: (taskId, progressToken) => push?.track(taskId, progressToken),
+      onTaskCreated: (taskId, caller, progressToken) => push?.track(taskId, caller, progressToken),
     });
     push = attachStatusPush(server, engine);
     const previousOnClose = server.onclose;
@@ -135,6 +149,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     (unit) => serverFor({ ...unit, transport: 'http' }),
     engine,
     principals,
+    waiters,
     logger,
     options.http,
   );
@@ -147,6 +162,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     registry,
     runtime,
     fetch: (request) => front.fetch(request),
+    stats: () => ({ waiters: waiters.stats(), engine: engine.waiterStats() }),
 
     async listen(listen = {}) {
       const path = listen.path ?? '/mcp';

@@ -8,6 +8,7 @@
 export type { MethodDecorator, NeedsInputOptions, TaskOptions, ToolOptions } from './decorators/index.js';
 export { NeedsInput, Task, Tool } from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
+export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
@@ -19,6 +20,7 @@ export type { RedisSetup, RuntimeChoice } from './host/runtime-choice.js';
 export type {
   ListeningServer,
   ListenOptions,
+  MetricsOptions,
   TaskServer,
   TaskServerOptions,
   TaskServerStats,
@@ -27,6 +29,8 @@ export { createTaskServer } from './host/task-server.js';
 export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
+export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
+export { createPinoLogger, loggerFromPino } from './observe/log.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,
@@ -45,7 +49,7 @@ export type {
   TaskSupport,
   TaskToolDefinition,
 } from './tools/definition.js';
-export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION } from './tools/definition.js';
+export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
 export { JsonRpcError, ManifestError } from './tools/errors.js';
 export type { Logger } from './tools/logger.js';
 export { createConsoleLogger, silentLogger } from './tools/logger.js';

@@ -20,9 +20,12 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const config = readConfigOrExit();
   const redis = options.redis ?? config.redis;
   const workers = options.workers ?? config.workers;
+  const argv = options.argv ?? process.argv.slice(2);
   let server: TaskServer;
   try {
     server = createTaskServer({
+      // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
+      ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
       ...options,
       ...(redis && { redis }),
       ...(workers !== undefined && { workers }),
@@ -33,7 +36,6 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
     process.stderr.write(`error: ${error.message}\n`);
     process.exit(2);
   }
-  const argv = options.argv ?? process.argv.slice(2);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

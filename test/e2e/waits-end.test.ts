@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { TaskWorker } from '../../src/runtime/bullmq/index.js';
 import { silentLogger } from '../../src/tools/logger.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
@@ -17,7 +18,7 @@ import { redisAddress, startTcpProxy, type TcpProxy } from '../support/tcp-proxy
 import { connectV1, listenForTasks, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
 
 const AnyResult = z.looseObject({});
-const app = { manifest: taskManifest, instances: [new FixtureTools()] };
+const app = { manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] };
 
 /** How long a wait may take to hear of an expiry 2 s away: generous, and far below "never". */
 const EXPIRY_HEARD_WITHIN_MS = 10_000;

@@ -20,6 +20,8 @@ interface Pending {
 export class RawChannel {
   private readonly pending = new Map<string, Pending>();
   private readonly listeners = new Set<NotificationListener>();
+  /** The `Client`'s sends still on their way (answers to elicitations, among others). */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private nextId = 1;
   private closed = false;
 
@@ -41,6 +43,8 @@ export class RawChannel {
       get(target, property) {
         if (property === 'onmessage') return clientHandler;
         if (property === 'onclose') return (target as { onclose?: unknown }).onclose;
+        if (property === 'send')
+          return (message: JSONRPCMessage, options?: unknown) => channel.track(target, message, options);
         const value = Reflect.get(target, property, target);
         // Methods run on the real transport: private fields do not survive a proxied `this`.
         return typeof value === 'function' && property !== 'constructor' ? value.bind(target) : value;
@@ -76,6 +80,22 @@ export class RawChannel {
         reject(fromSendError(error));
       });
     });
+  }
+
+  /**
+   * Resolves once what the `Client` has sent so far is delivered: an elicitation answer is sent
+   * a tick after its handler returns, so callers that are about to exit wait for this.
+   */
+  async delivered(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  track(target: Transport, message: JSONRPCMessage, options?: unknown): Promise<void> {
+    const sending = target.send(message, options as never);
+    this.inFlight.add(sending);
+    void sending.finally(() => this.inFlight.delete(sending)).catch(() => {});
+    return sending;
   }
 
   /** Listens to every notification the server sends (also passed on to the `Client`). */

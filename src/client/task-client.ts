@@ -83,6 +83,7 @@ export interface TaskCall {
   readonly events: AsyncIterable<TaskEvent>;
   answer(key: string, content: Record<string, unknown>): Promise<void>;
   decline(key: string, action?: 'decline' | 'cancel'): Promise<void>;
+  respond(key: string, answer: QuestionAnswer): Promise<void>;
   cancel(): Promise<TaskSnapshot>;
   result(): Promise<CallToolResult>;
 }
@@ -191,6 +192,7 @@ class Connected implements TaskClient {
     this.host = {
       wire: this.wire,
       defaultPollIntervalMs: options.defaultPollIntervalMs ?? 1000,
+      delivered: () => channel.delivered(),
       // Where offered, a listen stream pushes the task's status; polling stays as the floor.
       ...(wire2026 && { subscribe: (taskId: string) => void wire2026.listen(taskId).catch(() => {}) }),
     };
@@ -323,6 +325,7 @@ function settledCall(dialect: Dialect, result: CallToolResult): TaskCall {
     },
     answer: noQuestion,
     decline: noQuestion,
+    respond: noQuestion,
     cancel: async () => task,
     result: async () => result,
   };

@@ -24,6 +24,8 @@ export interface TaskHandleHost {
   readonly defaultPollIntervalMs: number;
   /** Asks the server to push this task's status, where it can (2026 listen streams). */
   subscribe?(taskId: string): void;
+  /** Resolves once the answers handed to the SDK client have gone out (2025-11-25). */
+  delivered(): Promise<void>;
 }
 
 interface OpenQuestion {
@@ -111,6 +113,7 @@ export class TaskHandle {
     const open = this.open2025.get(key) ?? (await this.awaitQuestion2025(key));
     this.open2025.delete(key);
     open.respond(toElicitResult(answer));
+    await this.host.delivered();
     this.wake();
   }
 

@@ -38,7 +38,7 @@ export type {
   TaskSupport,
   TaskToolDefinition,
 } from './tools/definition.js';
-export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION } from './tools/definition.js';
+export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
 export { JsonRpcError, ManifestError } from './tools/errors.js';
 export type { Logger } from './tools/logger.js';
 export { createConsoleLogger, silentLogger } from './tools/logger.js';

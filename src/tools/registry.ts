@@ -69,6 +69,7 @@ export class ToolRegistry implements TaskExecutor {
       const instance = options.instances.find((candidate) => candidate instanceof tool.target.class);
       if (instance) this.instances.set(tool, instance);
     }
+    assertInstancesMatch(options.manifest, options.instances);
   }
 
   list(): readonly TaskToolDefinition[] {
@@ -190,6 +191,64 @@ function assertStillMarked(tool: TaskToolDefinition): void {
         'Run `npx mcp-taskgen` to regenerate, and keep @Task/@Tool the top-most decorator.',
     );
   }
+}
+
+/**
+ * The manifest and the instances must describe the same classes: a class without an instance
+ * would fail each call with -32603, and a marked method the manifest lacks (or an instance of a
+ * class it does not list) means the generated module is older than the source. All problems go
+ * into one error, each naming the class and the file to edit.
+ */
+function assertInstancesMatch(manifest: TaskManifest, instances: readonly object[]): void {
+  const problems: string[] = [];
+  const classes = new Map<Function, TaskToolDefinition[]>();
+  for (const tool of manifest.tools) classes.set(tool.target.class, [...(classes.get(tool.target.class) ?? []), tool]);
+  for (const [cls, tools] of classes) {
+    if (instances.some((instance) => instance instanceof cls)) continue;
+    problems.push(
+      `No instance of ${cls.name} (${sourceFile(tools)}) was given, so ${tools.map((tool) => tool.name).join(', ')} could not run: ` +
+        `add \`new ${cls.name}(...)\` to the \`instances\` passed to runTaskServer / runTaskWorkers.`,
+    );
+  }
+  for (const instance of instances) {
+    const cls = instance.constructor;
+    const listed = [...classes].filter(([manifestClass]) => instance instanceof manifestClass);
+    const listedMethods = new Set(listed.flatMap(([, tools]) => tools.map((tool) => tool.target.method)));
+    const unlisted = markedMethods(instance).filter((method) => !listedMethods.has(method));
+    if (listed.length === 0) {
+      problems.push(
+        `${cls.name} was given as an instance, but the generated manifest lists no tool of it` +
+          `${unlisted.length > 0 ? ` (it marks ${unlisted.join(', ')})` : ''}: run \`npx mcp-taskgen\` to regenerate, or remove it from \`instances\`.`,
+      );
+    } else if (unlisted.length > 0) {
+      problems.push(
+        `${cls.name}.${unlisted.join(`, ${cls.name}.`)} ${unlisted.length === 1 ? 'is' : 'are'} marked @Task/@Tool in ${sourceFile(listed.flatMap(([, tools]) => tools))} ` +
+          'but missing from the generated manifest: run `npx mcp-taskgen` to regenerate.',
+      );
+    }
+  }
+  if (problems.length > 0) throw new ManifestError(problems.join('\n'));
+}
+
+/** `src/reports.ts` from a tool's `src/reports.ts:14:3`. */
+function sourceFile(tools: readonly TaskToolDefinition[]): string {
+  return tools[0]?.source.replace(/:\d+:\d+$/, '') ?? 'its source file';
+}
+
+/** Names of the methods on an instance's prototype chain that carry a @Task or @Tool mark. */
+function markedMethods(instance: object): string[] {
+  const names = new Set<string>();
+  for (
+    let proto = Object.getPrototypeOf(instance);
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+      if (descriptor && 'value' in descriptor && getMethodMark(descriptor.value)) names.add(name);
+    }
+  }
+  return [...names].sort();
 }
 
 /**

@@ -5,8 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTaskCli } from '../../cli/task/program.js';
-import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
-import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
 import { type BareServer, startBareV1Server } from '../client/bare-v1-task-server.js';
 import { type RunningServer, startServer } from '../e2e/support.js';
 import { runCli, runInTerminal } from './run-cli.js';
@@ -31,7 +30,7 @@ let bare: BareServer;
 
 beforeAll(async () => {
   [fixture, bare] = await Promise.all([
-    startServer({ manifest: taskManifest, instances: [new FixtureTools()] }),
+    startServer({ manifest: fixtureApp.manifest, instances: fixtureApp.instances }),
     startBareV1Server(),
   ]);
 });

@@ -5,8 +5,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
-import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
 import {
   connectTaskClient,
   isTaskNotFound,
@@ -26,8 +25,8 @@ let bare: BareServer;
 
 beforeAll(async () => {
   [fixture, shortLived, bare] = await Promise.all([
-    startServer({ manifest: taskManifest, instances: [new FixtureTools()] }),
-    startServer({ manifest: taskManifest, instances: [new FixtureTools()], policy: { maxTtlMs: 400 } }),
+    startServer({ manifest: fixtureApp.manifest, instances: fixtureApp.instances }),
+    startServer({ manifest: fixtureApp.manifest, instances: fixtureApp.instances, policy: { maxTtlMs: 400 } }),
     startBareV1Server(),
   ]);
 });

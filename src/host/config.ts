@@ -33,6 +33,8 @@ export interface ProcessConfig {
   readonly port?: number;
   readonly host?: string;
   readonly workerTimings: WorkerTimings;
+  /** `MCP_REQUEST_STATE_KEY`: seals a 2026 call's state between rounds (see `requestStateKey`). */
+  readonly requestStateKey?: string;
 }
 
 /** The variables, for the README and for error messages: name → what it accepts. */
@@ -47,6 +49,7 @@ export const CONFIG_VARIABLES = {
   WORKER_STALLED_INTERVAL_MS: 'a whole number of milliseconds from 500 to 600000',
   WORKER_MAX_STALLED: 'a whole number from 0 to 100',
   WORKER_SHUTDOWN_GRACE_MS: 'a whole number of milliseconds from 0 to 3600000',
+  MCP_REQUEST_STATE_KEY: 'a secret of at least 32 characters, the same in every server process',
 } as const;
 
 type Variable = keyof typeof CONFIG_VARIABLES;
@@ -79,6 +82,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
   }
   const host = value('HOST');
   if (host !== undefined && /\s/.test(host)) throw new ConfigError('HOST', host, CONFIG_VARIABLES.HOST);
+  const requestStateKey = value('MCP_REQUEST_STATE_KEY');
+  if (requestStateKey !== undefined && Buffer.byteLength(requestStateKey) < 32) {
+    // The value is a secret: the message names the variable and the rule, never the value.
+    throw new ConfigError('MCP_REQUEST_STATE_KEY', '(hidden)', CONFIG_VARIABLES.MCP_REQUEST_STATE_KEY);
+  }
   const workers = whole('WORKERS', 0, 10_000);
   const port = whole('PORT', 0, 65_535);
   const lockDurationMs = whole('WORKER_LOCK_MS', 1000, 600_000);
@@ -103,6 +111,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     ...(port !== undefined && { port }),
     ...(host !== undefined && { host }),
     workerTimings,
+    ...(requestStateKey !== undefined && { requestStateKey }),
   };
 }
 

@@ -7,6 +7,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   type JSONRPCRequest,
   ProtocolError,
+  type RequestStateCodec,
   type Result,
   Server,
   type ServerCapabilities,
@@ -24,8 +25,9 @@ import {
   type ModernCallContext,
   serverCapabilitiesC,
 } from '../protocol/dialect-c.js';
+import type { InlineState } from '../protocol/inline-state.js';
 import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
-import { asRpc, RpcError, toRpcError } from '../protocol/rpc-error.js';
+import { asRpc, ErrorCode, RpcError, toRpcError } from '../protocol/rpc-error.js';
 import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { Logger } from '../tools/logger.js';
@@ -46,6 +48,8 @@ export interface ProtocolServerDeps {
   readonly logger: Logger;
   /** Counts the waits this server's handlers hold open (blocking `tasks/result`s). */
   readonly waiters: WaiterRegistry;
+  /** Seals and verifies the state a 2026 call without a task carries between its rounds. */
+  readonly requestStateCodec?: RequestStateCodec<InlineState>;
   /** Hears how each request ended: `ok` or its JSON-RPC error code (for metrics). */
   readonly onRequest?: (method: string, outcome: number | 'ok') => void;
 }
@@ -101,9 +105,16 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   // 2026 `server/discover` must not show `tasks` (the SDK strips the latter, not the former).
   const capabilities =
     options.era === 'legacy' ? serverCapabilitiesB({ list: options.listTasks }) : serverCapabilitiesC();
+  const codec = deps.requestStateCodec;
   const server = new TaskProtocolServer(
     { ...deps.serverInfo },
-    { capabilities, ...(deps.instructions !== undefined && { instructions: deps.instructions }) },
+    {
+      capabilities,
+      ...(deps.instructions !== undefined && { instructions: deps.instructions }),
+      // A retried 2026 call's requestState is checked against the server key before any handler
+      // sees it; a forged or expired one is answered -32602 by the SDK.
+      ...(options.era === 'modern' && codec && { requestState: { verify: codec.verify } }),
+    },
   );
 
   const caller = async (ctx: ServerContext): Promise<Caller> => {
@@ -128,6 +139,10 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
     ),
     ...(ctx.mcpReq.inputResponses && { inputResponses: ctx.mcpReq.inputResponses }),
+    ...(codec && {
+      requestState: await verifiedRequestState(codec, ctx),
+      inlineState: { seal: (state: InlineState) => codec.mint(state) },
+    }),
   });
   // 2025-11-25: an inline call asks on its own response stream, if the client can answer forms.
   const legacyCallContext = async (ctx: ServerContext): Promise<CallContext> => {
@@ -301,6 +316,27 @@ async function listEachInItsDialect(
     tasks: page.tasks.map((record) => (isTaskA(record) ? toTaskA(record) : toTaskB(record))),
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
   };
+}
+
+/**
+ * The state a retried call carries, checked against the server key. The SDK runs its verify
+ * hook only inside the result wrapper that `tools/call` skips (workaround 1), so it is checked
+ * here (a value already decoded by the SDK passes through).
+ */
+async function verifiedRequestState(
+  codec: RequestStateCodec<InlineState>,
+  ctx: ServerContext,
+): Promise<InlineState | undefined> {
+  const raw = ctx.mcpReq.requestState<unknown>();
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') return raw as InlineState;
+  try {
+    return await codec.verify(raw, ctx);
+  } catch {
+    throw new RpcError(ErrorCode.InvalidParams, 'Invalid or expired requestState', {
+      reason: 'invalid_request_state',
+    });
+  }
 }
 
 /**

@@ -26,6 +26,7 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
     server = createTaskServer({
       // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
       ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
+      ...(config.requestStateKey !== undefined && { requestStateKey: config.requestStateKey }),
       ...options,
       ...(redis && { redis }),
       ...(workers !== undefined && { workers }),

@@ -3,10 +3,11 @@
  * app's instances, picks a runtime, and serves both task dialects over Streamable HTTP and
  * stdio. Task logic lives in the engine and the adapters; this file only assembles them.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type { Server } from '@modelcontextprotocol/server';
+import { createRequestStateCodec, type Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
@@ -17,6 +18,7 @@ import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
 import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
+import type { InlineState } from '../protocol/inline-state.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import type { TaskManifest } from '../tools/definition.js';
 import type { Logger } from '../tools/logger.js';
@@ -54,6 +56,13 @@ export interface TaskServerOptions extends RuntimeChoice {
    * Historical and off by default: without it that `_meta` key is ignored.
    */
   readonly sep1686?: boolean;
+  /**
+   * The key (at least 32 bytes) that seals the state a 2026-07-28 call without a task carries
+   * between its rounds (its `ctx.step` results and answers), so a client cannot forge them.
+   * Default: `MCP_REQUEST_STATE_KEY` when `runTaskServer` reads it, else a random key per
+   * process; several server processes behind one address need the same key.
+   */
+  readonly requestStateKey?: string;
   /** Who owns a task. See `defaultPrincipalResolver`. */
   readonly resolvePrincipal?: PrincipalResolver;
   readonly http?: HttpFrontOptions;
@@ -150,6 +159,11 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const calls = new ToolCalls(engine, registry);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
   const waiters = new WaiterRegistry();
+  const requestStateCodec = createRequestStateCodec<InlineState>({
+    key: options.requestStateKey ?? randomBytes(32).toString('base64url'),
+    // As long as a person may take to answer an inline question.
+    ttlSeconds: 600,
+  });
   const deps: ProtocolServerDeps = {
     engine,
     dialectB: new DialectB(calls),
@@ -164,6 +178,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(options.instructions !== undefined && { instructions: options.instructions }),
     logger,
     waiters,
+    requestStateCodec,
     ...(metrics && { onRequest: (method: string, outcome: number | 'ok') => metrics.rpcRequest(method, outcome) }),
   };
 

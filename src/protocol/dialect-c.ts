@@ -5,6 +5,7 @@
  */
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from '../engine/task.js';
+import { carriedState, type InlineStateCodec, newInlineState } from './inline-state.js';
 import { isPlainObject, type Params, requireTaskId } from './params.js';
 import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
@@ -84,6 +85,10 @@ export interface ModernCallContext extends CallContext {
   readonly tasksExtension: boolean;
   /** Answers a retried request carries (`inputResponses`, lifted by the SDK). */
   readonly inputResponses?: Readonly<Record<string, unknown>>;
+  /** The verified `requestState` a retried request carries back, if any (see `InlineState`). */
+  readonly requestState?: unknown;
+  /** Seals the state the next round needs; absent where no server key is configured. */
+  readonly inlineState?: InlineStateCodec;
 }
 
 export class DialectC {
@@ -102,11 +107,21 @@ export class DialectC {
     const { tool, args } = this.calls.resolve(params);
     if (tool.taskSupport === 'required' && !ctx.tasksExtension) throw missingTasksExtension(`tool ${tool.name}`);
     if (tool.taskSupport === 'forbidden' || !ctx.tasksExtension) {
-      // Inline questions travel as multi-round-trip requests: the client retries with answers.
-      const round = await this.calls.runInlineAsking(tool, args, ctx, ctx.inputResponses ?? {});
-      return round.kind === 'input_required'
-        ? { resultType: 'input_required', inputRequests: toInputRequests(round.requests) }
-        : round.result;
+      // Inline questions travel as multi-round-trip requests: the client retries with answers,
+      // and the sealed request state brings back the steps and answers of earlier rounds.
+      const carried = carriedState(ctx.requestState, tool.name, args, ctx.caller);
+      const round = await this.calls.runInlineAsking(tool, args, ctx, ctx.inputResponses ?? {}, carried);
+      if (round.kind === 'result') return round.result;
+      const state =
+        ctx.inlineState &&
+        (await ctx.inlineState.seal(
+          newInlineState(tool.name, args, ctx.caller, round.carry.steps, round.carry.answers),
+        ));
+      return {
+        resultType: 'input_required',
+        inputRequests: toInputRequests(round.requests),
+        ...(state !== undefined && { requestState: state }),
+      };
     }
     // Questions the tool asks before it starts travel as a multi-round-trip round on this call.
     const upfront = this.calls.upfrontRound(tool, ctx.inputResponses ?? {});

@@ -24,7 +24,18 @@ export interface CallContext {
 /** One round of an inline call that may ask: its result, or the questions to carry back (2026 MRTR). */
 export type InlineRound =
   | { readonly kind: 'result'; readonly result: Record<string, unknown> }
-  | { readonly kind: 'input_required'; readonly requests: Readonly<Record<string, PendingInput>> };
+  | {
+      readonly kind: 'input_required';
+      readonly requests: Readonly<Record<string, PendingInput>>;
+      /** What the next round needs so nothing before the questions runs again. */
+      readonly carry: { steps: Record<string, unknown>; answers: Record<string, InputAnswer> };
+    };
+
+/** Steps and answers an earlier round of the same call carried over. */
+export interface CarriedRounds {
+  readonly steps: Readonly<Record<string, unknown>>;
+  readonly answers: Readonly<Record<string, InputAnswer>>;
+}
 
 export class ToolCalls {
   constructor(
@@ -64,11 +75,16 @@ export class ToolCalls {
   }
 
   /** Runs the tool in this request and returns its `CallToolResult`, or throws its JSON-RPC error. */
-  async runInline(tool: TaskToolDefinition, args: unknown, ctx: CallContext): Promise<Record<string, unknown>> {
+  async runInline(
+    tool: TaskToolDefinition,
+    args: unknown,
+    ctx: CallContext & { step?: <T>(name: string, run: () => Promise<T>) => Promise<T> },
+  ): Promise<Record<string, unknown>> {
     const outcome = await this.registry.runInline(tool, args, {
       signal: ctx.signal,
       ...(ctx.onProgress && { onProgress: ctx.onProgress }),
       ...(ctx.ask && { ask: ctx.ask }),
+      ...(ctx.step && { step: ctx.step }),
     });
     if (outcome.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     return { ...outcome.result };
@@ -84,19 +100,37 @@ export class ToolCalls {
     args: unknown,
     ctx: CallContext,
     answers: Readonly<Record<string, unknown>>,
+    carried: CarriedRounds = { steps: {}, answers: {} },
   ): Promise<InlineRound> {
     const asked: Record<string, PendingInput> = {};
+    const taken: Record<string, InputAnswer> = { ...carried.answers };
+    const steps: Record<string, unknown> = { ...carried.steps };
     const ask = async (key: string, pending: PendingInput): Promise<InputAnswer> => {
+      // An answer of an earlier round was checked then; one given now is checked here.
+      const earlier = carried.answers[key];
+      if (earlier) return earlier;
       const given = answers[key];
       const problem = given === undefined ? 'unanswered' : this.checkInlineAnswer(tool.name, pending, given);
-      if (problem === undefined) return given as InputAnswer;
+      if (problem === undefined) {
+        taken[key] = given as InputAnswer;
+        return given as InputAnswer;
+      }
       asked[key] = pending;
       throw new TaskPaused([key]);
     };
+    // A step's result is kept for the rounds after this one (see `InlineState`), like a task's.
+    const step = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+      if (name in steps) return steps[name] as T;
+      const value = await run();
+      steps[name] = value === undefined ? null : value;
+      return value;
+    };
     try {
-      return { kind: 'result', result: await this.runInline(tool, args, { ...ctx, ask }) };
+      return { kind: 'result', result: await this.runInline(tool, args, { ...ctx, ask, step }) };
     } catch (error) {
-      if (isTaskPaused(error) && Object.keys(asked).length > 0) return { kind: 'input_required', requests: asked };
+      if (isTaskPaused(error) && Object.keys(asked).length > 0) {
+        return { kind: 'input_required', requests: asked, carry: { steps, answers: taken } };
+      }
       throw error;
     }
   }

@@ -43,6 +43,8 @@ export interface InlineRun {
   readonly onProgress?: (update: TaskProgress) => void;
   /** How this call can ask its caller a question, when it can (see `TaskContext.input`). */
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
+  /** How this call keeps `ctx.step` results across its rounds, when it has more than one. */
+  readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
 }
 
 /** What one run of a method can do besides computing: the part a runtime or a call provides. */
@@ -213,6 +215,7 @@ export class ToolRegistry implements TaskExecutor {
       signal: run.signal,
       progress: (update) => run.onProgress?.(typeof update === 'string' ? { message: update } : update),
       ...(run.ask && { ask: run.ask }),
+      ...(run.step && { step: run.step }),
     });
   }
 

@@ -171,6 +171,21 @@ describeWithRedis('bullmq runtime storage', () => {
     });
     expect(await runtime.get(record.taskId)).toBeUndefined();
   });
+
+  it('prunes dead ids from the owner index on every insert, by expiry, even if nobody lists', async () => {
+    const runtime = startRuntime();
+    // One live task first, then many short-lived ones behind it (a 2026 client never lists).
+    const live = await runtime.create(newRecord({}, { ttlMs: 60_000 }));
+    for (let index = 0; index < 40; index++) await runtime.create(newRecord({}, { ttlMs: 300 }));
+    await sleep(500);
+    const next = await runtime.create(newRecord({}, { ttlMs: 60_000 }));
+    await withRedis(async (redis) => {
+      expect((await redis.zrange(runtime.names.owner('alice'), '0', '-1')).sort()).toEqual(
+        [live.taskId, next.taskId].sort(),
+      );
+      expect(await redis.zcard(runtime.names.ownerExpiries('alice'))).toBe(2);
+    });
+  });
 });
 
 describeWithRedis('bullmq runtime events after a dropped connection', () => {

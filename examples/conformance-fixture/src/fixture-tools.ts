@@ -5,6 +5,21 @@ export interface DeleteConfirmation {
   confirm: boolean;
 }
 
+export interface GoAnswer {
+  /** Go ahead? */
+  go: boolean;
+}
+
+export interface CountedStep {
+  /** What the step returned (replayed, not recomputed, on later runs and rounds). */
+  stepValue: number;
+  /** How often the step's function has run in this process for this label. */
+  stepRunsInProcess: number;
+}
+
+/** Runs of `counted_step`'s step per label, in this process: what fault tests count. */
+const stepRuns = new Map<string, number>();
+
 export interface NameAnswer {
   /** A name. */
   name: string;
@@ -80,6 +95,23 @@ export class FixtureTools {
     const name = await ctx.input('user_name');
     await sleep(100, ctx.signal);
     return `Hello, ${nameOf(name)}!`;
+  }
+
+  /**
+   * Counts, once, then asks whether to go on: how tests see that work before a question runs
+   * once, whether the call is a task (parked and replayed) or a multi-round-trip call.
+   * @param label Which counter to use; a new label starts at 0.
+   */
+  @Task({ pollIntervalMs: 200 })
+  @NeedsInput<GoAnswer>('go', { message: 'Go on?' })
+  async countedStep(label: string, ctx: TaskContext<{ go: GoAnswer }>): Promise<CountedStep> {
+    const stepValue = await ctx.step('count', () => {
+      const next = (stepRuns.get(label) ?? 0) + 1;
+      stepRuns.set(label, next);
+      return next;
+    });
+    await ctx.input('go');
+    return { stepValue, stepRunsInProcess: stepRuns.get(label) ?? 0 };
   }
 
   /** Fails with a JSON-RPC error instead of a tool result. */

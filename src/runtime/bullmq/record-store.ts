@@ -17,16 +17,23 @@ import { applyChange, type TaskChange } from '../../engine/transitions.js';
 import type { RuntimeNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
 
+/** Dead ids an insert removes from its owner's index at most: bounded work per create. */
+const PRUNE_BATCH = 100;
+
 /**
- * KEYS: record hash, [owner zset]. ARGV: record JSON, first expiry (ms), final expiry (ms, ''
- * for never), createdAt, taskId, events channel. The owner set lives as long as its longest-lived
- * member (TIME instead of a client clock, so skew cannot shorten it).
+ * KEYS: record hash, [owner zset, owner expiry zset]. ARGV: record JSON, first expiry (ms),
+ * final expiry (ms, '' for never), createdAt, taskId, events channel. The owner set lives as
+ * long as its longest-lived member (TIME instead of a client clock, so skew cannot shorten it).
+ * The expiry set scores the same ids by final expiry, so every insert prunes (a bounded batch
+ * of) the owner's dead ids by score: the index stays small even for clients that never list.
  */
 const INSERT = new LuaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'record', ARGV[1], 'version', 1)
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 if KEYS[2] then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local ttl = redis.call('PTTL', KEYS[2])
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
   if ARGV[3] == '' then
@@ -34,10 +41,16 @@ if KEYS[2] then
   elseif ttl == -2 then
     redis.call('PEXPIREAT', KEYS[2], ARGV[3])
   elseif ttl >= 0 then
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     if now + ttl < tonumber(ARGV[3]) then redis.call('PEXPIREAT', KEYS[2], ARGV[3]) end
   end
+  if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[5]) end
+  local dead = redis.call('ZRANGE', KEYS[3], '-inf', now, 'BYSCORE', 'LIMIT', 0, ${PRUNE_BATCH})
+  if #dead > 0 then
+    redis.call('ZREM', KEYS[2], unpack(dead))
+    redis.call('ZREM', KEYS[3], unpack(dead))
+  end
+  local until_ = redis.call('PEXPIRETIME', KEYS[2])
+  if until_ > 0 then redis.call('PEXPIREAT', KEYS[3], until_) elseif until_ == -1 then redis.call('PERSIST', KEYS[3]) end
 end
 redis.call('PUBLISH', ARGV[6], '{"record":' .. ARGV[1] .. '}')
 return 1
@@ -112,7 +125,7 @@ export class RedisTaskStore {
     const finalExpiry = expiresAt(record);
     const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
     const keys = [this.names.record(record.taskId)];
-    if (record.owner !== null) keys.push(this.names.owner(record.owner));
+    if (record.owner !== null) keys.push(this.names.owner(record.owner), this.names.ownerExpiries(record.owner));
     // The runtime sends the job right behind this, and the record must exist first: the script
     // is preloaded (see `preloadScripts`), so this runs first without a NOSCRIPT retry.
     const inserted = await INSERT.run(this.client, keys, [
@@ -139,7 +152,10 @@ export class RedisTaskStore {
   /** Removes a record whose creation failed half-way. */
   async discard(record: TaskRecord): Promise<void> {
     const pipeline = this.client.multi().del(this.names.record(record.taskId));
-    if (record.owner !== null) pipeline.zrem(this.names.owner(record.owner), record.taskId);
+    if (record.owner !== null) {
+      pipeline.zrem(this.names.owner(record.owner), record.taskId);
+      pipeline.zrem(this.names.ownerExpiries(record.owner), record.taskId);
+    }
     await pipeline.exec();
   }
 
@@ -253,20 +269,25 @@ export class RedisTaskStore {
           continue;
         }
         if (records.length === limit) {
-          await this.forget(key, expired);
+          await this.forget(owner, expired);
           const last = records.at(-1) as TaskRecord;
           return { records, next: { createdAt: last.createdAt, taskId: last.taskId } };
         }
         records.push(JSON.parse(json) as TaskRecord);
       }
-      await this.forget(key, expired);
+      await this.forget(owner, expired);
       // Removed members shifted the ranks after them down.
       offset -= expired.length;
     }
   }
 
-  private async forget(ownerKey: string, taskIds: readonly string[]): Promise<void> {
-    if (taskIds.length > 0) await this.client.zrem(ownerKey, ...taskIds);
+  private async forget(owner: string, taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    await this.client
+      .multi()
+      .zrem(this.names.owner(owner), ...taskIds)
+      .zrem(this.names.ownerExpiries(owner), ...taskIds)
+      .exec();
   }
 }
 

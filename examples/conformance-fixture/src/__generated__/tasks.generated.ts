@@ -8,9 +8,15 @@ import { z } from 'zod';
 import { FixtureTools } from '../fixture-tools.js';
 import { GeneralTools } from '../general-tools.js';
 
+export const CountedStepSchema = z.object({ stepValue: z.number(), stepRunsInProcess: z.number() });
+
 export const AskInTurnInput = z.object({});
 
 export const ConfirmDeleteInput = z.object({ filename: z.string() });
+
+export const CountedStepInput = z.object({ label: z.string() });
+
+export const CountedStepOutput = CountedStepSchema;
 
 export const FailingJobInput = z.object({});
 
@@ -76,7 +82,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'askInTurn' },
-      source: 'src/fixture-tools.ts:70:9',
+      source: 'src/fixture-tools.ts:85:9',
       invoke: (target, _args, ctx) => target.askInTurn(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof ConfirmDeleteInput>>({
@@ -104,8 +110,52 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'confirmDelete' },
-      source: 'src/fixture-tools.ts:52:9',
+      source: 'src/fixture-tools.ts:67:9',
       invoke: (target, args, ctx) => target.confirmDelete(args.filename, ctx),
+    }),
+    defineTaskTool<FixtureTools, z.output<typeof CountedStepInput>>({
+      name: 'counted_step',
+      description: 'Counts, once, then asks whether to go on: how tests see that work before a question runs\nonce, whether the call is a task (parked and replayed) or a multi-round-trip call.',
+      taskSupport: 'optional',
+      pollIntervalMs: 200,
+      inputSchema: {
+        type: 'object',
+        properties: { label: { type: 'string', description: 'Which counter to use; a new label starts at 0.' } },
+        required: ['label'],
+      },
+      outputSchema: {
+        type: 'object',
+        properties: {
+          stepValue: {
+            type: 'number',
+            description: 'What the step returned (replayed, not recomputed, on later runs and rounds).',
+          },
+          stepRunsInProcess: {
+            type: 'number',
+            description: 'How often the step\'s function has run in this process for this label.',
+          },
+        },
+        required: ['stepValue', 'stepRunsInProcess'],
+        additionalProperties: false,
+      },
+      input: CountedStepInput,
+      output: CountedStepOutput,
+      result: 'structured',
+      questions: [
+        {
+          name: 'go',
+          message: 'Go on?',
+          schema: {
+            type: 'object',
+            properties: { go: { type: 'boolean', description: 'Go ahead?' } },
+            required: ['go'],
+          },
+          answer: z.object({ go: z.boolean() }),
+        },
+      ],
+      target: { class: FixtureTools, method: 'countedStep' },
+      source: 'src/fixture-tools.ts:107:9',
+      invoke: (target, args, ctx) => target.countedStep(args.label, ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof FailingJobInput>>({
       name: 'failing_job',
@@ -116,7 +166,7 @@ export const taskManifest = defineTaskManifest({
       input: FailingJobInput,
       result: 'text',
       target: { class: FixtureTools, method: 'failingJob' },
-      source: 'src/fixture-tools.ts:41:9',
+      source: 'src/fixture-tools.ts:56:9',
       invoke: (target, _args, ctx) => target.failingJob(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof GreetInput>>({
@@ -131,7 +181,7 @@ export const taskManifest = defineTaskManifest({
       input: GreetInput,
       result: 'text',
       target: { class: FixtureTools, method: 'greet' },
-      source: 'src/fixture-tools.ts:23:9',
+      source: 'src/fixture-tools.ts:38:9',
       invoke: (target, args, _ctx) => target.greet(args.name),
     }),
     defineTaskTool<FixtureTools, z.output<typeof MultiInputInput>>({
@@ -165,7 +215,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'multiInput' },
-      source: 'src/fixture-tools.ts:61:9',
+      source: 'src/fixture-tools.ts:76:9',
       invoke: (target, _args, ctx) => target.multiInput(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof ProtocolErrorJobInput>>({
@@ -177,7 +227,7 @@ export const taskManifest = defineTaskManifest({
       input: ProtocolErrorJobInput,
       result: 'text',
       target: { class: FixtureTools, method: 'protocolErrorJob' },
-      source: 'src/fixture-tools.ts:87:9',
+      source: 'src/fixture-tools.ts:119:9',
       invoke: (target, _args, ctx) => target.protocolErrorJob(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof SlowComputeInput>>({
@@ -197,7 +247,7 @@ export const taskManifest = defineTaskManifest({
       input: SlowComputeInput,
       result: 'text',
       target: { class: FixtureTools, method: 'slowCompute' },
-      source: 'src/fixture-tools.ts:33:9',
+      source: 'src/fixture-tools.ts:48:9',
       invoke: (target, args, ctx) => target.slowCompute(args.seconds, args.label, ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestAudioContentInput>>({
@@ -363,7 +413,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'testToolWithTask' },
-      source: 'src/fixture-tools.ts:79:9',
+      source: 'src/fixture-tools.ts:94:9',
       invoke: (target, _args, ctx) => target.testToolWithTask(ctx),
     }),
   ],

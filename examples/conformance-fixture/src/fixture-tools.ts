@@ -17,6 +17,9 @@ export interface CountedStep {
   stepRunsInProcess: number;
 }
 
+/** Runs of `one_at_a_time` in progress in this process, and the most seen at once. */
+const exclusive = { active: 0, most: 0 };
+
 /** Runs of `counted_step`'s step per label, in this process: what fault tests count. */
 const stepRuns = new Map<string, number>();
 
@@ -112,6 +115,23 @@ export class FixtureTools {
     });
     await ctx.input('go');
     return { stepValue, stepRunsInProcess: stepRuns.get(label) ?? 0 };
+  }
+
+  /**
+   * Holds a slot for a while; at most one runs at a time in a process, whatever the worker's
+   * concurrency. Reports the most runs it saw at once in this process.
+   * @param ms How long to hold the slot.
+   */
+  @Task({ concurrency: 1, pollIntervalMs: 200 })
+  async oneAtATime(ms: number, ctx: TaskContext): Promise<{ mostAtOnce: number }> {
+    exclusive.active++;
+    exclusive.most = Math.max(exclusive.most, exclusive.active);
+    try {
+      await sleep(ms, ctx.signal);
+    } finally {
+      exclusive.active--;
+    }
+    return { mostAtOnce: exclusive.most };
   }
 
   /** Fails with a JSON-RPC error instead of a tool result. */

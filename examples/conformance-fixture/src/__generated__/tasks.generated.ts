@@ -24,6 +24,10 @@ export const GreetInput = z.object({ name: z.string() });
 
 export const MultiInputInput = z.object({});
 
+export const OneAtATimeInput = z.object({ ms: z.number() });
+
+export const OneAtATimeOutput = z.object({ mostAtOnce: z.number() });
+
 export const ProtocolErrorJobInput = z.object({});
 
 export const SlowComputeInput = z.object({ seconds: z.number(), label: z.string() });
@@ -82,7 +86,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'askInTurn' },
-      source: 'src/fixture-tools.ts:85:9',
+      source: 'src/fixture-tools.ts:88:9',
       invoke: (target, _args, ctx) => target.askInTurn(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof ConfirmDeleteInput>>({
@@ -110,7 +114,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'confirmDelete' },
-      source: 'src/fixture-tools.ts:67:9',
+      source: 'src/fixture-tools.ts:70:9',
       invoke: (target, args, ctx) => target.confirmDelete(args.filename, ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof CountedStepInput>>({
@@ -154,7 +158,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'countedStep' },
-      source: 'src/fixture-tools.ts:107:9',
+      source: 'src/fixture-tools.ts:110:9',
       invoke: (target, args, ctx) => target.countedStep(args.label, ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof FailingJobInput>>({
@@ -166,7 +170,7 @@ export const taskManifest = defineTaskManifest({
       input: FailingJobInput,
       result: 'text',
       target: { class: FixtureTools, method: 'failingJob' },
-      source: 'src/fixture-tools.ts:56:9',
+      source: 'src/fixture-tools.ts:59:9',
       invoke: (target, _args, ctx) => target.failingJob(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof GreetInput>>({
@@ -181,7 +185,7 @@ export const taskManifest = defineTaskManifest({
       input: GreetInput,
       result: 'text',
       target: { class: FixtureTools, method: 'greet' },
-      source: 'src/fixture-tools.ts:38:9',
+      source: 'src/fixture-tools.ts:41:9',
       invoke: (target, args, _ctx) => target.greet(args.name),
     }),
     defineTaskTool<FixtureTools, z.output<typeof MultiInputInput>>({
@@ -215,8 +219,32 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'multiInput' },
-      source: 'src/fixture-tools.ts:76:9',
+      source: 'src/fixture-tools.ts:79:9',
       invoke: (target, _args, ctx) => target.multiInput(ctx),
+    }),
+    defineTaskTool<FixtureTools, z.output<typeof OneAtATimeInput>>({
+      name: 'one_at_a_time',
+      description: 'Holds a slot for a while; at most one runs at a time in a process, whatever the worker\'s\nconcurrency. Reports the most runs it saw at once in this process.',
+      taskSupport: 'optional',
+      pollIntervalMs: 200,
+      concurrency: 1,
+      inputSchema: {
+        type: 'object',
+        properties: { ms: { type: 'number', description: 'How long to hold the slot.' } },
+        required: ['ms'],
+      },
+      outputSchema: {
+        type: 'object',
+        properties: { mostAtOnce: { type: 'number' } },
+        required: ['mostAtOnce'],
+        additionalProperties: false,
+      },
+      input: OneAtATimeInput,
+      output: OneAtATimeOutput,
+      result: 'structured',
+      target: { class: FixtureTools, method: 'oneAtATime' },
+      source: 'src/fixture-tools.ts:126:9',
+      invoke: (target, args, ctx) => target.oneAtATime(args.ms, ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof ProtocolErrorJobInput>>({
       name: 'protocol_error_job',
@@ -227,7 +255,7 @@ export const taskManifest = defineTaskManifest({
       input: ProtocolErrorJobInput,
       result: 'text',
       target: { class: FixtureTools, method: 'protocolErrorJob' },
-      source: 'src/fixture-tools.ts:119:9',
+      source: 'src/fixture-tools.ts:139:9',
       invoke: (target, _args, ctx) => target.protocolErrorJob(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof SlowComputeInput>>({
@@ -247,7 +275,7 @@ export const taskManifest = defineTaskManifest({
       input: SlowComputeInput,
       result: 'text',
       target: { class: FixtureTools, method: 'slowCompute' },
-      source: 'src/fixture-tools.ts:48:9',
+      source: 'src/fixture-tools.ts:51:9',
       invoke: (target, args, ctx) => target.slowCompute(args.seconds, args.label, ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestAudioContentInput>>({
@@ -413,7 +441,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: FixtureTools, method: 'testToolWithTask' },
-      source: 'src/fixture-tools.ts:94:9',
+      source: 'src/fixture-tools.ts:97:9',
       invoke: (target, _args, ctx) => target.testToolWithTask(ctx),
     }),
   ],

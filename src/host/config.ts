@@ -21,7 +21,7 @@ export class ConfigError extends Error {
 /** Worker timings an operator may tune (the same in every process of an app: bullmq-notes §4). */
 export type WorkerTimings = Pick<
   TaskWorkerSettings,
-  'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'shutdownGraceMs'
+  'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'shutdownGraceMs' | 'inputGraceMs'
 >;
 
 export interface ProcessConfig {
@@ -49,6 +49,7 @@ export const CONFIG_VARIABLES = {
   WORKER_STALLED_INTERVAL_MS: 'a whole number of milliseconds from 500 to 600000',
   WORKER_MAX_STALLED: 'a whole number from 0 to 100',
   WORKER_SHUTDOWN_GRACE_MS: 'a whole number of milliseconds from 0 to 3600000',
+  WORKER_INPUT_GRACE_MS: 'a whole number of milliseconds from 0 to 600000',
   MCP_REQUEST_STATE_KEY: 'a secret of at least 32 characters, the same in every server process',
 } as const;
 
@@ -93,11 +94,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
   const stalledIntervalMs = whole('WORKER_STALLED_INTERVAL_MS', 500, 600_000);
   const maxStalledCount = whole('WORKER_MAX_STALLED', 0, 100);
   const shutdownGraceMs = whole('WORKER_SHUTDOWN_GRACE_MS', 0, 3_600_000);
+  const inputGraceMs = whole('WORKER_INPUT_GRACE_MS', 0, 600_000);
   const workerTimings: WorkerTimings = {
     ...(lockDurationMs !== undefined && { lockDurationMs }),
     ...(stalledIntervalMs !== undefined && { stalledIntervalMs }),
     ...(maxStalledCount !== undefined && { maxStalledCount }),
     ...(shutdownGraceMs !== undefined && { shutdownGraceMs }),
+    ...(inputGraceMs !== undefined && { inputGraceMs }),
   };
   return {
     ...(url !== undefined && {

@@ -4,12 +4,15 @@
  * one server is polled, cancelled and collected through the other, in both dialects, and
  * survives a server restart.
  */
+
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { type AppProcess, startAppProcess } from './processes.js';
@@ -25,10 +28,11 @@ describeWithRedis('servers and workers in separate processes', () => {
 
   beforeAll(async () => {
     const started = await Promise.all([
-      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }),
-      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }),
-      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
-      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
+      // A question parks its job after 100 ms, so the answers below always come to a parked task.
+      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4', WORKER_INPUT_GRACE_MS: '100' }, 50_000),
+      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4', WORKER_INPUT_GRACE_MS: '100' }, 50_000),
+      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }, 50_000),
+      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }, 50_000),
     ]);
     processes.push(...started);
     [, , serverA, serverB] = started as [AppProcess, AppProcess, AppProcess, AppProcess];
@@ -39,6 +43,16 @@ describeWithRedis('servers and workers in separate processes', () => {
     await Promise.allSettled(processes.map((process) => process.stop()));
     await deleteKeysUnder(prefix);
   });
+
+  /** Where BullMQ has a task's job: `active` while a worker holds it, `delayed` once parked. */
+  async function jobState(taskId: string): Promise<string> {
+    const queue = new Queue('tasks', { connection: { url: REDIS_URL }, prefix });
+    try {
+      return await queue.getJobState(taskId);
+    } finally {
+      await queue.close();
+    }
+  }
 
   async function client(server: AppProcess): Promise<Client> {
     const connected = await connectV1(server.url as string);
@@ -123,6 +137,11 @@ describeWithRedis('servers and workers in separate processes', () => {
         () => rpc2026(server.url as string, 'tasks/get', { taskId }),
         (reply) => Object.keys(reply.result?.inputRequests ?? {}).includes(key),
       );
+      // Parked for real: the job left the worker for BullMQ's delayed set.
+      await pollUntil(
+        () => jobState(taskId),
+        (state) => state === 'delayed',
+      );
       await rpc2026(server.url as string, 'tasks/update', {
         taskId,
         inputResponses: { [key]: { action: 'accept', content: { name } } },
@@ -135,6 +154,33 @@ describeWithRedis('servers and workers in separate processes', () => {
       (reply) => reply.result?.status === 'completed',
     );
     expect(done.result?.result).toMatchObject({ content: [{ type: 'text', text: 'Hello, Ada Lovelace!' }] });
+  });
+
+  it('replays a parked decorated method through the real tool registry: ctx.step runs once', async () => {
+    const label = randomUUID();
+    const created = await rpc2026(serverA.url as string, 'tools/call', { name: 'counted_step', arguments: { label } });
+    const taskId = created.result?.taskId as string;
+    await pollUntil(
+      () => rpc2026(serverB.url as string, 'tasks/get', { taskId }),
+      (reply) => reply.result?.status === 'input_required',
+    );
+    await pollUntil(
+      () => jobState(taskId),
+      (state) => state === 'delayed',
+    );
+    await rpc2026(serverB.url as string, 'tasks/update', {
+      taskId,
+      inputResponses: { go: { action: 'accept', content: { go: true } } },
+    });
+    const done = await pollUntil(
+      () => rpc2026(serverA.url as string, 'tasks/get', { taskId }),
+      (reply) => reply.result?.status === 'completed',
+    );
+    // The method ran again from the top after the park (possibly in the other worker): the step
+    // gave the first run's value back instead of counting again.
+    expect(done.result?.result).toMatchObject({ structuredContent: { stepValue: 1 } });
+    const counted = done.result?.result as { structuredContent?: { stepRunsInProcess?: number } } | undefined;
+    expect(counted?.structuredContent?.stepRunsInProcess).toBeLessThanOrEqual(1);
   });
 
   it('keeps every task pollable and its result retrievable after a server restart', async () => {

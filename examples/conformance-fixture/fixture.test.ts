@@ -74,13 +74,30 @@ describe('dialect B (2025-11-25) error rules', () => {
     await expect(client.experimental.tasks.listTasks()).rejects.toMatchObject({ code: -32601 });
   });
 
-  it('answers tasks/result in milliseconds, not a poll interval, for a task that is already fast', async () => {
-    const created = await client.request(
-      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'fast' }, task: {} } },
-      CreateTaskResultSchema,
-    );
-    const result = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
-    expect(result.content).toEqual([{ type: 'text', text: 'Computed fast in 0s' }]);
+  it('answers tasks/result when the task ends, not at its poll interval', async () => {
+    // Every task of this server suggests polling every 30 s: an answer driven by polling would
+    // take that long; one driven by the completion event comes about a second after creation.
+    const slowPolling = await startServer({
+      manifest: taskManifest,
+      instances: [new FixtureTools(), new GeneralTools()],
+      policy: { minPollIntervalMs: 30_000, defaultPollIntervalMs: 30_000 },
+    });
+    const polled = await connectV1(slowPolling.url);
+    try {
+      const createdAt = Date.now();
+      const created = await polled.request(
+        { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 1, label: 'fast' }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      expect(created.task.pollInterval).toBe(30_000);
+      const result = await polled.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+      expect(result.content).toEqual([{ type: 'text', text: 'Computed fast in 1s' }]);
+      // Generous for a loaded machine, and still far below one poll interval.
+      expect(Date.now() - createdAt).toBeLessThan(15_000);
+    } finally {
+      await polled.close();
+      await slowPolling.close();
+    }
   });
 });
 

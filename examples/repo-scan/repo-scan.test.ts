@@ -39,7 +39,9 @@ let client: Client;
 beforeAll(async () => {
   // The scan root holds a small known tree (for exact results) and is the repository itself
   // for the slow scans (node_modules: tens of thousands of files).
-  sample = await mkdtemp(path.join(repoRoot, '.tmp-scan-'));
+  // Under the git-ignored .tmp/, never loose in the repository root.
+  await mkdir(path.join(repoRoot, '.tmp'), { recursive: true });
+  sample = await mkdtemp(path.join(repoRoot, '.tmp', 'scan-'));
   await mkdir(path.join(sample, 'src'));
   await writeFile(path.join(sample, 'src', 'a.ts'), 'export const a = 1;\nexport const b = 2;\n');
   await writeFile(path.join(sample, 'src', 'b.ts'), 'export const c = 3;\n');

@@ -60,7 +60,7 @@ describeWithRedis('bullmq runtime across processes', () => {
     const cancelled = await runtime.cancel(task.taskId, 'cancelled by client');
     expect(cancelled?.status).toBe('cancelled');
     await child.waitFor((report) => report.event === 'aborted' && report.taskId === task.taskId);
-    expect(Date.now() - cancelledAt).toBeLessThan(1000);
+    expect(Date.now() - cancelledAt).toBeLessThan(5000);
 
     // The method returned a result after the abort; terminal is sticky, so that result was dropped.
     await sleep(200);

@@ -173,6 +173,8 @@ describe('SEP-1686 shim: listing, queueing, tool errors and the 2026 wire', () =
   });
 
   it('A-9, A-10: lists each task in the fields of the dialect that created it; a bad cursor is -32602', async () => {
+    // Its own SEP-1686 task: the test must not depend on what another test left behind.
+    await callWithTask(client, 'a-listed', { seconds: 0, label: 'listed' });
     const b = await client.request(
       { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'b' }, task: {} } },
       z.looseObject({ task: z.looseObject({ taskId: z.string() }) }),
@@ -181,8 +183,8 @@ describe('SEP-1686 shim: listing, queueing, tool errors and the 2026 wire', () =
       tasks: Record<string, unknown>[];
     };
     const byId = Object.fromEntries(listed.tasks.map((task) => [task.taskId, task]));
-    expect(byId['a-queued']).toMatchObject({ keepAlive: 60_000 });
-    expect(byId['a-queued']?.ttl).toBeUndefined();
+    expect(byId['a-listed']).toMatchObject({ keepAlive: 60_000 });
+    expect(byId['a-listed']?.ttl).toBeUndefined();
     expect(byId[b.task.taskId]).toMatchObject({ ttl: expect.any(Number) });
     expect(byId[b.task.taskId]?.keepAlive).toBeUndefined();
     await expect(

@@ -27,7 +27,9 @@ let workspace: string;
 
 beforeAll(async () => {
   fixture = await startServer({ manifest: fixtureManifest, instances: [new FixtureTools(), new GeneralTools()] });
-  workspace = await mkdtemp(path.join(repoRoot, '.tmp-clean-'));
+  // Under the git-ignored .tmp/, never loose in the repository root.
+  await mkdir(path.join(repoRoot, '.tmp'), { recursive: true });
+  workspace = await mkdtemp(path.join(repoRoot, '.tmp', 'clean-'));
   scan = await startServer({ manifest: scanManifest, instances: [new RepoScanner(workspace)] });
 });
 

@@ -10,13 +10,16 @@ import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { taskManifest } from '../../examples/repo-scan/src/__generated__/tasks.generated.js';
 import { RepoScanner } from '../../examples/repo-scan/src/repo-scanner.js';
 import { TaskClientError } from '../../src/client/index.js';
 import { type RunningServer, startServer } from '../e2e/support.js';
 import { clientSpec, createClient } from './typed-fixture/src/__generated__/repo-scan.client.js';
 import { useEveryTool } from './typed-fixture/src/use.js';
+
+// Some tests start a server process or a compiler; on a loaded machine that takes a while.
+vi.setConfig({ testTimeout: 60_000 });
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const fixture = path.join(import.meta.dirname, 'typed-fixture');

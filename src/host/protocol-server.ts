@@ -1,6 +1,6 @@
 /**
  * The SDK `Server` for one serving unit (a 2025 session, a 2026 request, a stdio connection),
- * wired to the dialect adapters. Each SDK workaround of shared/docs/sdk-hosting.md §3 lives
+ * wired to the dialect adapters. Each workaround for the SDK lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
 import {

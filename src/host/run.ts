@@ -12,17 +12,23 @@ export interface RunOptions extends TaskServerOptions {
 }
 
 /**
- * Reads `REDIS_URL` (the BullMQ runtime; `REDIS_PREFIX` namespaces its keys) and `WORKERS`
- * (tasks this process runs at once; `0` leaves them to worker processes) from the
- * environment unless the options say otherwise.
+ * Reads `REDIS_URL` (the BullMQ runtime; `REDIS_PREFIX` namespaces its keys), `WORKERS`
+ * (tasks this process runs at once; `0` leaves them to worker processes), `ALLOWED_HOSTS` and
+ * `ALLOWED_ORIGINS` (comma-separated host names for the DNS-rebinding checks, for a server reached
+ * by other names than localhost) from the environment unless the options say otherwise.
  */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const redis = options.redis ?? redisFromEnvironment();
   const workers = options.workers ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
+  const allowedHosts = options.http?.allowedHosts ?? namesFromEnvironment('ALLOWED_HOSTS');
+  const allowedOrigins = options.http?.allowedOrigins ?? namesFromEnvironment('ALLOWED_ORIGINS');
   const server = createTaskServer({
     ...options,
     ...(redis && { redis }),
     ...(workers !== undefined && { workers }),
+    ...((allowedHosts || allowedOrigins) && {
+      http: { ...options.http, ...(allowedHosts && { allowedHosts }), ...(allowedOrigins && { allowedOrigins }) },
+    }),
   });
   const argv = options.argv ?? process.argv.slice(2);
   let stopping = false;
@@ -49,4 +55,13 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   // stdout, so scripts can wait for this line.
   process.stdout.write(`MCP task server listening on ${listening.url}\n`);
   return server;
+}
+
+/** A comma-separated list of host names from the environment; undefined when unset or empty. */
+function namesFromEnvironment(variable: string): string[] | undefined {
+  const names = (process.env[variable] ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0);
+  return names.length > 0 ? names : undefined;
 }

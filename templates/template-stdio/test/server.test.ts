@@ -44,7 +44,10 @@ describe('count_lines over stdio', () => {
 
   it('runs as a task for clients with tasks: start, then collect the result', async () => {
     const created = await client.request(
-      { method: 'tools/call', params: { name: 'count_lines', arguments: { directory: folder, maxFiles: 1 } }, task: {} },
+      {
+        method: 'tools/call',
+        params: { name: 'count_lines', arguments: { directory: folder, maxFiles: 1 }, task: { ttl: 60_000 } },
+      },
       CreateTaskResultSchema,
     );
     const result = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
@@ -65,7 +68,10 @@ describe('README.md', () => {
     expect(snippets.length).toBeGreaterThan(0);
     for (const snippet of snippets) {
       const servers = snippet.mcpServers ?? snippet.servers;
-      expect(servers['my-task-server']).toMatchObject({ command: 'node', args: [expect.stringMatching(/dist\/server\.js$/)] });
+      expect(servers['my-task-server']).toMatchObject({
+        command: 'node',
+        args: [expect.stringMatching(/dist\/server\.js$/)],
+      });
     }
   });
 });

@@ -151,25 +151,27 @@ describe('refusals', () => {
 
 describe('in a terminal', () => {
   it('asks for the directory, then for a valid package name until it gets one', async () => {
-    const prompter = scripted(['Big Project', 'Still Bad', '']);
+    const prompter = scripted(['Big Project', 'Still Bad', '', 'minimal']);
     expect(await run([], io({ prompter }))).toBe(0);
     expect(prompter.asked[0]).toBe('Project directory:');
     expect(prompter.asked[1]).toContain('"Big Project" is not a valid npm package name');
     expect(prompter.asked[2]).toContain('"Still Bad" is not a valid npm package name');
+    expect(prompter.asked[3]).toBe('Template:');
     // The empty answer takes the suggestion.
     expect(JSON.parse(read('Big Project', 'package.json')).name).toBe('still-bad');
+    expect(out).toContain('(template "minimal"');
   });
 
   it('asks before emptying a non-empty folder, and leaves it alone on "no"', async () => {
     mkdirSync(path.join(cwd, 'busy'));
     writeFileSync(path.join(cwd, 'busy', 'notes.txt'), 'keep me');
     const prompter = scripted([false]);
-    expect(await run(['busy'], io({ prompter }))).toBe(1);
+    expect(await run(['busy', '--template', 'default'], io({ prompter }))).toBe(1);
     expect(prompter.asked).toEqual(['busy is not empty. Delete everything in it (except .git) and continue?']);
     expect(err).toBe('create-mcp-task-server: left busy as it was; nothing was written\n');
     expect(read('busy', 'notes.txt')).toBe('keep me');
 
-    expect(await run(['busy'], io({ prompter: scripted([true]) }))).toBe(0);
+    expect(await run(['busy', '--template', 'default'], io({ prompter: scripted([true]) }))).toBe(0);
     expect(existsSync(path.join(cwd, 'busy', 'notes.txt'))).toBe(false);
   });
   it('stops without writing when the questions are cancelled (Ctrl-C, Ctrl-D)', async () => {

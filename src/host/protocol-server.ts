@@ -63,7 +63,7 @@ export interface ProtocolServerOptions {
 class TaskProtocolServer extends Server {
   /**
    * Tasks exist in protocol 2025-11-25 and later: an older session (2025-06-18, ...) is not
-   * offered them (protocol.md §2 rule 4). The SDK asks for the capabilities after negotiating.
+   * offered them (docs/traceability.md, D rows). The SDK asks for the capabilities after negotiating.
    */
   override getCapabilities(): ServerCapabilities {
     const capabilities = super.getCapabilities();

@@ -28,7 +28,7 @@ beforeAll(async () => {
 
 afterAll(() => running?.close());
 
-describe('SDK workarounds (sdk-hosting.md §3)', () => {
+describe('SDK workarounds', () => {
   it('1. tools/call bypasses the result re-validation: B `{task}` and C flat results pass unaltered', async () => {
     const client = await connectV1(running.url);
     const created = await client.request(

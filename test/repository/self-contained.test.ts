@@ -41,6 +41,18 @@ describe('the repository is self-contained', () => {
     expect(found).toEqual([]);
   });
 
+  it('names no Markdown document that it does not hold', () => {
+    const files = [...repositoryFiles()];
+    const held = new Set(files.map((file) => path.basename(file)));
+    const missing = new Set<string>();
+    for (const file of files) {
+      for (const [, name] of readFileSync(file, 'utf8').matchAll(/\b([\w-]+\.md)\b/g)) {
+        if (!held.has(name!)) missing.add(`${path.relative(repoRoot, file)}: ${name}`);
+      }
+    }
+    expect([...missing]).toEqual([]);
+  });
+
   it('has an npm script per test layer, and every test file is in one of them', () => {
     const { scripts } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;

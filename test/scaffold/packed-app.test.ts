@@ -78,7 +78,7 @@ beforeAll(async () => {
 afterAll(() => {
   console.info(`scaffold timings: ${timings.join(', ')}`);
   rmSync(work, { recursive: true, force: true });
-});
+}, 120_000); // three node_modules folders take a while to delete on a busy disk
 
 describe('a scaffolded app, installed from the packed tarballs', () => {
   it('was written by the packed scaffolder, with .gitignore, the next steps and the framework in vendor/', () => {

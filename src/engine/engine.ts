@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { TaskError, taskNotFound } from './errors.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
+import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { TaskListener, TaskRuntime } from './runtime.js';
 import { type InputAnswer, isTerminal, type TaskRecord } from './task.js';
@@ -37,6 +38,8 @@ export interface TaskEngineOptions {
   readonly policy?: Partial<TaskPolicy>;
   readonly pageSize?: number;
   readonly clock?: () => number;
+  /** Told of each task created, cancelled or answered through this engine. */
+  readonly observer?: TaskObserver;
 }
 
 export const CANCELLED_BY_CLIENT = 'cancelled by client';
@@ -46,9 +49,11 @@ export class TaskEngine {
   readonly policy: TaskPolicy;
   private readonly pageSize: number;
   private readonly clock: () => number;
+  private readonly observer: TaskObserver;
 
   constructor(options: TaskEngineOptions) {
     this.runtime = options.runtime;
+    this.observer = options.observer ?? noObserver;
     this.policy = { ...DEFAULT_TASK_POLICY, ...options.policy };
     this.pageSize = options.pageSize ?? 50;
     this.clock = options.clock ?? Date.now;
@@ -82,6 +87,7 @@ export class TaskEngine {
       // The work finished between our read and the cancel: report what really happened.
       throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${after.status}'`);
     }
+    this.observer.observe({ type: 'cancelled', task: this.facts(after) });
     return after;
   }
 
@@ -102,6 +108,9 @@ export class TaskEngine {
       return outcome.change;
     });
     if (!after) throw taskNotFound(taskId);
+    if (outcome.accepted.length > 0) {
+      this.observer.observe({ type: 'answered', task: this.facts(after), keys: outcome.accepted });
+    }
     return outcome;
   }
 
@@ -128,14 +137,14 @@ export class TaskEngine {
     });
   }
 
-  private store(
+  private async store(
     caller: Caller,
     taskId: string,
     request: CreateTaskRequest,
     retention: { ttlMs: number | null; keepAliveMs?: number },
   ): Promise<TaskRecord> {
     const now = this.clock();
-    return this.runtime.create({
+    const record = await this.runtime.create({
       taskId,
       owner: caller.principal,
       tool: request.tool,
@@ -147,6 +156,12 @@ export class TaskEngine {
       ...retention,
       ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
     });
+    this.observer.observe({ type: 'created', task: this.facts(record), ttlMs: record.ttlMs });
+    return record;
+  }
+
+  private facts(record: TaskRecord) {
+    return factsOf(record, this.runtime.jobIdOf?.(record.taskId));
   }
 
   async list(caller: Caller, cursor?: string): Promise<TaskPage> {

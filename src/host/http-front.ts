@@ -87,7 +87,54 @@ export class HttpFront {
     this.sweeper.unref();
   }
 
+  /** Open 2025-11-25 sessions. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Event streams open right now (SSE responses not yet finished). */
+  get streamCount(): number {
+    return this.openStreams;
+  }
+
+  private openStreams = 0;
+
   async fetch(request: Request): Promise<Response> {
+    return this.countStream(await this.serve(request));
+  }
+
+  /** An event stream is counted from its response until its body ends or the client leaves. */
+  private countStream(response: Response): Response {
+    if (!response.body || !response.headers.get('content-type')?.includes('text/event-stream')) return response;
+    this.openStreams++;
+    let open = true;
+    const done = () => {
+      if (open) this.openStreams--;
+      open = false;
+    };
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done: finished, value } = await reader.read();
+          if (finished) {
+            done();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          done();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        done();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
+  private async serve(request: Request): Promise<Response> {
     const rejected =
       hostHeaderValidationResponse(request, this.allowedHosts) ??
       originValidationResponse(request, this.allowedOrigins);

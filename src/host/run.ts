@@ -22,7 +22,10 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const workers = options.workers ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
   const allowedHosts = options.http?.allowedHosts ?? namesFromEnvironment('ALLOWED_HOSTS');
   const allowedOrigins = options.http?.allowedOrigins ?? namesFromEnvironment('ALLOWED_ORIGINS');
+  const argv = options.argv ?? process.argv.slice(2);
   const server = createTaskServer({
+    // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
+    ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
     ...options,
     ...(redis && { redis }),
     ...(workers !== undefined && { workers }),
@@ -30,7 +33,6 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
       http: { ...options.http, ...(allowedHosts && { allowedHosts }), ...(allowedOrigins && { allowedOrigins }) },
     }),
   });
-  const argv = options.argv ?? process.argv.slice(2);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

@@ -57,7 +57,18 @@ describe('the repository is self-contained', () => {
     const { scripts } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    const layers = ['unit', 'generator', 'contract', 'bullmq', 'e2e', 'examples', 'conformance', 'scaffold'];
+    const layers = [
+      'unit',
+      'generator',
+      'contract',
+      'bullmq',
+      'e2e',
+      'client',
+      'observe',
+      'examples',
+      'conformance',
+      'scaffold',
+    ];
     const folders = layers.flatMap((layer) => {
       const script = scripts[`test:${layer}`] ?? '';
       expect(script, `test:${layer}`).toMatch(/^vitest run \S/);

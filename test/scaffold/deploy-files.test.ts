@@ -1,7 +1,7 @@
 /**
  * The default template's Dockerfile and compose.yaml say what the README's "Deploying" section
  * promises: Redis as BullMQ needs it, one server and N workers from one image, node (not npm)
- * as the command, a non-root multi-stage build, a health check on /healthz. With Docker Compose
+ * as the command, a non-root multi-stage build, a health check on /healthz for both. With Docker Compose
  * on the machine, `docker compose config` validates the file too; without it, that one check
  * is skipped.
  */
@@ -33,8 +33,9 @@ describe('compose.yaml', () => {
     expect(worker?.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379' });
     expect(server?.environment?.REDIS_PREFIX).toBe(worker?.environment?.REDIS_PREFIX);
     expect((worker!.deploy as { replicas: number }).replicas).toBeGreaterThan(1);
-    // Workers serve no HTTP, so the image's /healthz check is off for them.
-    expect(worker?.healthcheck).toEqual({ disable: true });
+    // Workers serve /healthz on HEALTH_PORT: the image's PORT, where its HEALTHCHECK asks.
+    expect(worker?.environment?.HEALTH_PORT).toBe(/ENV [^\n]*PORT=(\d+)/.exec(dockerfile)?.[1]);
+    expect(worker?.healthcheck).toBeUndefined();
     for (const service of [server, worker]) expect(service?.init).toBe(true);
   });
 

@@ -109,7 +109,13 @@ function pack(name, args) {
 }
 
 function run(command, args, options) {
-  const result = spawnSync(command, args, { ...options, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const result = spawnSync(command, args, {
+    ...options,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // npm is npm.cmd on Windows, which only a shell runs.
+    shell: process.platform === 'win32' && command === 'npm',
+  });
   if (result.status !== 0) {
     process.stderr.write(
       `${command} ${args.join(' ')} failed:\n${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}\n`,

@@ -8,6 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import {
+  DASHBOARD_PATH,
+  type DashboardOptions,
+  dashboardFromEnvironment,
+  dashboardRoutes,
+} from '../dashboard/routes.js';
 import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
@@ -67,6 +73,11 @@ export interface TaskServerOptions extends RuntimeChoice {
    * behind `Authorization: Bearer <token>` (default: `MCP_TASK_METRICS_TOKEN`).
    */
   readonly metrics?: boolean | MetricsOptions;
+  /**
+   * A task dashboard at `/dashboard` (default: on when `MCP_TASK_DASHBOARD=1`), behind the same
+   * auth as `/mcp`: each principal sees its own tasks; `admins` may look at anyone's.
+   */
+  readonly dashboard?: boolean | DashboardOptions;
   /** Where the default logger writes before `serveStdio` moves it to stderr (default `stdout`). */
   readonly logDestination?: 'stdout' | 'stderr';
 }
@@ -189,12 +200,21 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(metrics && { metrics }),
     ...(metricsToken !== undefined && { metricsToken }),
   });
+  const dashboardOption = options.dashboard ?? dashboardFromEnvironment();
+  const dashboard = dashboardOption
+    ? dashboardRoutes({
+        engine,
+        calls,
+        admit: (request) => httpFront.admit(request),
+        ...(typeof dashboardOption === 'object' && { options: dashboardOption }),
+      })
+    : undefined;
   /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
   const dispatch = async (request: Request, mcp: (request: Request) => Promise<Response>): Promise<Response> => {
     const url = new URL(request.url);
     let response: Response;
     try {
-      response = (await operator(request, url)) ?? (await mcp(request));
+      response = (await operator(request, url)) ?? (await dashboard?.handle(request, url)) ?? (await mcp(request));
     } catch (error) {
       logger.error('HTTP request failed', { err: error, path: url.pathname });
       response = Response.json({ error: 'internal error' }, { status: 500 });
@@ -246,6 +266,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           }),
       };
       listeners.add(listening);
+      if (dashboard) logger.info(`task dashboard at http://${shownHost}:${address.port}${DASHBOARD_PATH}`);
       return listening;
     },
 
@@ -258,6 +279,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
     async close() {
       closing = true;
+      dashboard?.close();
       await Promise.allSettled([...listeners].map((listening) => listening.close()));
       await Promise.allSettled([...stdioHandles].map((handle) => handle.close()));
       await httpFront.close();

@@ -25,7 +25,7 @@ import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import type { TaskManifest } from '../tools/definition.js';
-import type { Logger } from '../tools/logger.js';
+import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { checkOf, operatorRoutes, type Route } from './operator-routes.js';
@@ -134,7 +134,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         streams: () => httpFront.streamCount,
       })
     : undefined;
-  const observer = observeAll([logObserver(logger, 'server'), metrics]);
+  // A silenced logger needs no lifecycle lines built for it (benchmarks, tests).
+  const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'server'), metrics]);
   const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
   const runtime =
     typeof options.runtime === 'function'

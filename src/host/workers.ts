@@ -7,7 +7,7 @@ import { createPinoLogger, loggerFromPino, logObserver, type PinoLike, toLogger 
 import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
 import { type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
-import type { Logger } from '../tools/logger.js';
+import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { checkOf, type HealthServer, operatorRoutes, serveOperatorRoutes } from './operator-routes.js';
 import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisFromEnvironment, redisSetup } from './runtime-choice.js';
@@ -29,7 +29,7 @@ export interface TaskWorkerProcessOptions {
 export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker {
   const logger = options.logger ? toLogger(options.logger) : defaultWorkerLogger();
   const setup = redisSetup(options.redis);
-  const observer = observeAll([logObserver(logger, 'worker'), options.metrics]);
+  const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'worker'), options.metrics]);
   const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
   return new TaskWorker({
     ...setup.worker,

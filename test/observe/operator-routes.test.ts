@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../src/host/config.js';
 import { createTaskServer } from '../../src/host/task-server.js';
 import { silentLogger } from '../../src/tools/logger.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
@@ -332,5 +333,21 @@ describeWithRedis('a task in the logs and traces of a server process and a worke
     expect(sample(text, 'mcp_task_failed_total{tool="failing_job",kind="tool_error"}')).toBe(1);
     const serverText = await metricsText(`${origin(server.url as string)}/metrics`);
     expect(sample(serverText, 'mcp_task_created_total{tool="slow_compute"}')).toBe(2);
+  });
+});
+
+describe('the operator variables', () => {
+  it('are checked at start-up, each bad value named, a token never echoed', () => {
+    expect(() => readConfig({ HEALTH_PORT: 'ninety' })).toThrow(/^HEALTH_PORT="ninety" is not valid/);
+    expect(() => readConfig({ MCP_TASK_METRICS: 'yes' })).toThrow(/^MCP_TASK_METRICS="yes" is not valid/);
+    expect(() => readConfig({ MCP_TASK_DASHBOARD: 'on' })).toThrow(/MCP_TASK_DASHBOARD/);
+    expect(() => readConfig({ MCP_TASK_LOG_FORMAT: 'xml' })).toThrow(/MCP_TASK_LOG_FORMAT/);
+    expect(() => readConfig({ MCP_TASK_METRICS_TOKEN: 'short-secret' })).toThrow(
+      /^MCP_TASK_METRICS_TOKEN="\(hidden\)" is not valid/,
+    );
+    expect(readConfig({ HEALTH_PORT: '9100', HEALTH_HOST: '127.0.0.1', MCP_TASK_METRICS: '1' })).toMatchObject({
+      healthPort: 9100,
+      healthHost: '127.0.0.1',
+    });
   });
 });

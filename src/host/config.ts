@@ -33,6 +33,9 @@ export interface ProcessConfig {
   readonly port?: number;
   readonly host?: string;
   readonly workerTimings: WorkerTimings;
+  /** `HEALTH_PORT` and `HEALTH_HOST`: where a worker process serves its health routes. */
+  readonly healthPort?: number;
+  readonly healthHost?: string;
   /** `MCP_REQUEST_STATE_KEY`: seals a 2026 call's state between rounds (see `requestStateKey`). */
   readonly requestStateKey?: string;
 }
@@ -49,6 +52,12 @@ export const CONFIG_VARIABLES = {
   WORKER_STALLED_INTERVAL_MS: 'a whole number of milliseconds from 500 to 600000',
   WORKER_MAX_STALLED: 'a whole number from 0 to 100',
   WORKER_SHUTDOWN_GRACE_MS: 'a whole number of milliseconds from 0 to 3600000',
+  MCP_TASK_LOG_FORMAT: 'json or pretty (default: pretty only in a terminal)',
+  MCP_TASK_METRICS: '1, true, 0 or false',
+  MCP_TASK_METRICS_TOKEN: 'a bearer token of 16 to 4096 characters without spaces',
+  MCP_TASK_DASHBOARD: '1, true, 0 or false',
+  HEALTH_PORT: 'a whole number from 0 to 65535',
+  HEALTH_HOST: 'a host name or IP address',
   WORKER_INPUT_GRACE_MS: 'a whole number of milliseconds from 0 to 600000',
   MCP_REQUEST_STATE_KEY: 'a secret of at least 32 characters, the same in every server process',
 } as const;
@@ -83,6 +92,25 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
   }
   const host = value('HOST');
   if (host !== undefined && /\s/.test(host)) throw new ConfigError('HOST', host, CONFIG_VARIABLES.HOST);
+  const format = value('MCP_TASK_LOG_FORMAT');
+  if (format !== undefined && format !== 'json' && format !== 'pretty') {
+    throw new ConfigError('MCP_TASK_LOG_FORMAT', format, CONFIG_VARIABLES.MCP_TASK_LOG_FORMAT);
+  }
+  for (const flag of ['MCP_TASK_METRICS', 'MCP_TASK_DASHBOARD'] as const) {
+    const raw = value(flag);
+    if (raw !== undefined && !['1', 'true', '0', 'false'].includes(raw)) {
+      throw new ConfigError(flag, raw, CONFIG_VARIABLES[flag]);
+    }
+  }
+  const token = value('MCP_TASK_METRICS_TOKEN');
+  if (token !== undefined && (token.length < 16 || token.length > 4096 || /\s/.test(token))) {
+    throw new ConfigError('MCP_TASK_METRICS_TOKEN', '(hidden)', CONFIG_VARIABLES.MCP_TASK_METRICS_TOKEN);
+  }
+  const healthPort = whole('HEALTH_PORT', 0, 65_535);
+  const healthHost = value('HEALTH_HOST');
+  if (healthHost !== undefined && /\s/.test(healthHost)) {
+    throw new ConfigError('HEALTH_HOST', healthHost, CONFIG_VARIABLES.HEALTH_HOST);
+  }
   const requestStateKey = value('MCP_REQUEST_STATE_KEY');
   if (requestStateKey !== undefined && Buffer.byteLength(requestStateKey) < 32) {
     // The value is a secret: the message names the variable and the rule, never the value.
@@ -114,6 +142,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     ...(port !== undefined && { port }),
     ...(host !== undefined && { host }),
     workerTimings,
+    ...(healthPort !== undefined && { healthPort }),
+    ...(healthHost !== undefined && { healthHost }),
     ...(requestStateKey !== undefined && { requestStateKey }),
   };
 }

@@ -156,7 +156,7 @@ export class TypeReader {
           DiagnosticCode.UnresolvedType,
           site,
           `type '${site.node.getText()}' could not be resolved`,
-          'Fix the TypeScript errors in this file (is the import path right?), then run mcp-taskgen again.',
+          "Fix the TypeScript errors in this file (is the import path right?), then run mcp-taskgen again. Global types from the tsconfig's `types` (such as @types/node) are not loaded: import what a signature uses.",
         );
       }
       return this.fail(

@@ -208,6 +208,7 @@ function tsType(shape: Shape): string {
     case 'integer':
       return 'Integer';
     case 'template':
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text, not a template
       return '`id-${number}`';
     case 'date':
       return 'Date';
@@ -350,8 +351,9 @@ function mutate(value: Json, grammar: Grammar): Json {
   const paths: (string | number)[][] = [];
   const visit = (node: Json, at: (string | number)[]): void => {
     paths.push(at);
-    if (Array.isArray(node)) node.forEach((item, index) => visit(item, [...at, index]));
-    else if (node !== null && typeof node === 'object')
+    if (Array.isArray(node)) {
+      for (const [index, item] of node.entries()) visit(item, [...at, index]);
+    } else if (node !== null && typeof node === 'object')
       for (const [key, item] of Object.entries(node)) visit(item, [...at, key]);
   };
   visit(value, []);

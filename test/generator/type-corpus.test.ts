@@ -81,7 +81,7 @@ const ROWS: Readonly<Record<string, readonly Case[]>> = {
   '`Record<string, V>`, `{ [key: string]: V }`': [
     { tool: 'record', accept: value({}, { a: 1, b: 2 }), reject: value({ a: '1' }, []) },
   ],
-  '`` Record<`x-${string}`, V> ``': [
+  '``Record<`x-${string}`, V>``': [
     { tool: 'template_record', accept: value({}, { 'x-a': 'b' }), reject: value({ a: 'b' }, { 'x-a': 1 }) },
   ],
   "`Record<'us' \\| 'eu', V>`, `Partial<...>`, `Pick<...>`, `{ [K in Mode]: V }`": [

@@ -225,6 +225,7 @@ describe('npm run dev', () => {
       from = dev.output().length;
       writeFileSync(
         source,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text, not a template
         edited.replace('return `Hello, ${name}!`;', 'const count: number = name;\n    return `Hello, ${count}!`;'),
       );
       await dev.waitFor(/\[typecheck\]\s+src\/prime-counter\.ts\(\d+,\d+\): error TS2322/, 60_000, from);

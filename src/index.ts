@@ -8,6 +8,7 @@
 export type { MethodDecorator, NeedsInputOptions, TaskOptions, ToolOptions } from './decorators/index.js';
 export { NeedsInput, Task, Tool } from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
+export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
@@ -16,10 +17,20 @@ export { defaultPrincipalResolver } from './host/principal.js';
 export type { RunOptions } from './host/run.js';
 export { runTaskServer } from './host/run.js';
 export type { RedisSetup, RuntimeChoice } from './host/runtime-choice.js';
-export type { ListeningServer, ListenOptions, TaskServer, TaskServerOptions } from './host/task-server.js';
+export type {
+  ListeningServer,
+  ListenOptions,
+  MetricsOptions,
+  TaskServer,
+  TaskServerOptions,
+  TaskServerStats,
+} from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
+export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
+export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
+export { createPinoLogger, loggerFromPino } from './observe/log.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,

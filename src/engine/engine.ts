@@ -6,8 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { TaskError, taskNotFound } from './errors.js';
+import { TaskFollower } from './follow.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
-import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
+import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
+import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { TaskListener, TaskRuntime } from './runtime.js';
 import { type InputAnswer, isTerminal, type TaskRecord } from './task.js';
 
@@ -37,6 +39,8 @@ export interface TaskEngineOptions {
   readonly policy?: Partial<TaskPolicy>;
   readonly pageSize?: number;
   readonly clock?: () => number;
+  /** Told of each task created, cancelled or answered through this engine. */
+  readonly observer?: TaskObserver;
 }
 
 export const CANCELLED_BY_CLIENT = 'cancelled by client';
@@ -46,10 +50,15 @@ export class TaskEngine {
   readonly policy: TaskPolicy;
   private readonly pageSize: number;
   private readonly clock: () => number;
+  /** Live `TaskFollower`s (they register themselves), counted by `waiterStats`. */
+  readonly followers = new Set<TaskFollower>();
+  private waiting = 0;
+  private readonly observer: TaskObserver;
 
   constructor(options: TaskEngineOptions) {
     this.runtime = options.runtime;
-    this.policy = { ...DEFAULT_TASK_POLICY, ...options.policy };
+    this.observer = options.observer ?? noObserver;
+    this.policy = checkPolicy({ ...DEFAULT_TASK_POLICY, ...options.policy });
     this.pageSize = options.pageSize ?? 50;
     this.clock = options.clock ?? Date.now;
   }
@@ -82,6 +91,7 @@ export class TaskEngine {
       // The work finished between our read and the cancel: report what really happened.
       throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${after.status}'`);
     }
+    this.observer.observe({ type: 'cancelled', task: this.facts(after) });
     return after;
   }
 
@@ -102,6 +112,9 @@ export class TaskEngine {
       return outcome.change;
     });
     if (!after) throw taskNotFound(taskId);
+    if (outcome.accepted.length > 0) {
+      this.observer.observe({ type: 'answered', task: this.facts(after), keys: outcome.accepted });
+    }
     return outcome;
   }
 
@@ -128,14 +141,14 @@ export class TaskEngine {
     });
   }
 
-  private store(
+  private async store(
     caller: Caller,
     taskId: string,
     request: CreateTaskRequest,
     retention: { ttlMs: number | null; keepAliveMs?: number },
   ): Promise<TaskRecord> {
     const now = this.clock();
-    return this.runtime.create({
+    const record = await this.runtime.create({
       taskId,
       owner: caller.principal,
       tool: request.tool,
@@ -147,6 +160,12 @@ export class TaskEngine {
       ...retention,
       ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
     });
+    this.observer.observe({ type: 'created', task: this.facts(record), ttlMs: record.ttlMs });
+    return record;
+  }
+
+  private facts(record: TaskRecord) {
+    return factsOf(record, this.runtime.jobIdOf?.(record.taskId));
   }
 
   async list(caller: Caller, cursor?: string): Promise<TaskPage> {
@@ -166,7 +185,11 @@ export class TaskEngine {
     return this.waitFor(caller, taskId, (record) => isTerminal(record.status), signal);
   }
 
-  /** Resolves with the first state of the task (current or future) that satisfies `accept`. */
+  /**
+   * Resolves with the first state of the task (current or future) that satisfies `accept`.
+   * Rejects with "not found" when the task expires or is deleted meanwhile (see `TaskFollower`),
+   * and with the signal's reason once `signal` aborts: the waiter is gone at once either way.
+   */
   async waitFor(
     caller: Caller,
     taskId: string,
@@ -179,30 +202,30 @@ export class TaskEngine {
       const finish = (outcome: () => void) => {
         if (settled) return;
         settled = true;
-        unsubscribe();
+        follower.close();
+        this.waiting--;
         signal?.removeEventListener('abort', onAbort);
         outcome();
       };
       const onAbort = () => finish(() => reject(signal?.reason));
-      // Subscribe before reading so a change between the read and the subscription is not lost.
-      const unsubscribe = this.runtime.subscribe(
-        ({ record }) => {
-          // Events carry every task: another principal's task with this id must not answer here.
-          if (record.taskId === taskId && isVisibleTo(record, caller) && accept(record)) finish(() => resolve(record));
+      this.waiting++;
+      const follower = new TaskFollower(this, caller, {
+        onChange: (record) => {
+          if (accept(record)) finish(() => resolve(record));
         },
-        // Changes may have been missed while the runtime's events were down: look again.
-        () => void check(),
-      );
-      const check = () =>
-        this.get(caller, taskId).then(
-          (record) => {
-            if (accept(record)) finish(() => resolve(record));
-          },
-          (error: unknown) => finish(() => reject(error)),
-        );
+        onGone: () => finish(() => reject(taskNotFound(taskId))),
+        onUnavailable: (_id, error) => finish(() => reject(error)),
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
-      void check();
+      follower.follow(taskId);
     });
+  }
+
+  /** What is waiting on tasks in this process right now: for debug stats and leak tests. */
+  waiterStats(): { waiters: number; followers: number; followedTasks: number } {
+    let followedTasks = 0;
+    for (const follower of this.followers) followedTasks += follower.size;
+    return { waiters: this.waiting, followers: this.followers.size, followedTasks };
   }
 
   subscribe(listener: TaskListener, onGap?: () => void): () => void {

@@ -23,6 +23,7 @@ import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { Era } from './protocol-server.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
+import type { WaiterRegistry } from './waiters.js';
 
 export interface HttpAuthOptions {
   readonly verifier: OAuthTokenVerifier;
@@ -66,6 +67,7 @@ export class HttpFront {
     private readonly factory: SessionServerFactory,
     private readonly engine: TaskEngine,
     private readonly principals: PrincipalResolver,
+    private readonly waiters: WaiterRegistry,
     logger: Logger,
     private readonly options: HttpFrontOptions = {},
   ) {
@@ -87,7 +89,54 @@ export class HttpFront {
     this.sweeper.unref();
   }
 
+  /** Open 2025-11-25 sessions. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Event streams open right now (SSE responses not yet finished). */
+  get streamCount(): number {
+    return this.openStreams;
+  }
+
+  private openStreams = 0;
+
   async fetch(request: Request): Promise<Response> {
+    return this.countStream(await this.serve(request));
+  }
+
+  /** An event stream is counted from its response until its body ends or the client leaves. */
+  private countStream(response: Response): Response {
+    if (!response.body || !response.headers.get('content-type')?.includes('text/event-stream')) return response;
+    this.openStreams++;
+    let open = true;
+    const done = () => {
+      if (open) this.openStreams--;
+      open = false;
+    };
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done: finished, value } = await reader.read();
+          if (finished) {
+            done();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          done();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        done();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
+  private async serve(request: Request): Promise<Response> {
     const rejected =
       hostHeaderValidationResponse(request, this.allowedHosts) ??
       originValidationResponse(request, this.allowedOrigins);
@@ -105,6 +154,7 @@ export class HttpFront {
       return serveTaskListen(request, listen, {
         engine: this.engine,
         principals: this.principals,
+        waiters: this.waiters,
         ...(authInfo && { authInfo }),
       });
     if (await isLegacyRequest(request)) return this.legacy(request, authInfo);

@@ -15,6 +15,7 @@ import {
 import { z } from 'zod';
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
+import { inSpan, SpanKind } from '../observe/tracing.js';
 import { type DialectA, isTaskA, readTaskRequestA, toTaskA } from '../protocol/dialect-a.js';
 import { type DialectB, type Elicit, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
 import {
@@ -29,6 +30,7 @@ import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import type { WaiterRegistry } from './waiters.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -42,6 +44,10 @@ export interface ProtocolServerDeps {
   readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
   readonly instructions?: string;
   readonly logger: Logger;
+  /** Counts the waits this server's handlers hold open (blocking `tasks/result`s). */
+  readonly waiters: WaiterRegistry;
+  /** Hears how each request ended: `ok` or its JSON-RPC error code (for metrics). */
+  readonly onRequest?: (method: string, outcome: number | 'ok') => void;
 }
 
 export interface ProtocolServerOptions {
@@ -50,7 +56,7 @@ export interface ProtocolServerOptions {
   /** Dialect B: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
   readonly listTasks: boolean;
   /** Dialect B: called with each task this session creates (and its call's progress token), to push its changes. */
-  readonly onTaskCreated?: (taskId: string, progressToken?: string | number) => void;
+  readonly onTaskCreated?: (taskId: string, caller: Caller, progressToken?: string | number) => void;
 }
 
 /**
@@ -142,13 +148,33 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs });
   // Handlers answer with plain JSON built by the adapters; the wire tests check the shapes.
   // (Typed as `never` because the SDK's per-method result types do not know task results.)
+  // Each request is one span (a task's trace starts at its creating tools/call), and counted.
   const handle = <P>(run: (params: P, ctx: ServerContext) => Promise<unknown>): never =>
     (async (params: P, ctx: ServerContext): Promise<Result> => {
-      try {
-        return (await run(params, ctx)) as Result;
-      } catch (error) {
-        throw asProtocolError(error, deps.logger, ctx.mcpReq.method);
-      }
+      const method = ctx.mcpReq.method;
+      const tool = method === 'tools/call' ? (params as { params?: { name?: unknown } })?.params?.name : undefined;
+      return inSpan(
+        method,
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'rpc.system': 'jsonrpc',
+            'rpc.method': method,
+            ...(typeof tool === 'string' && { 'mcp.tool.name': tool }),
+          },
+        },
+        async () => {
+          try {
+            const result = (await run(params, ctx)) as Result;
+            deps.onRequest?.(method, 'ok');
+            return result;
+          } catch (error) {
+            const protocolError = asProtocolError(error, deps.logger, method);
+            deps.onRequest?.(method, protocolError.code);
+            throw protocolError;
+          }
+        },
+      );
     }) as never;
 
   if (options.era === 'legacy') {
@@ -170,9 +196,10 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
             ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
           });
         }
-        const result = await b.callTool(request.params, await legacyCallContext(ctx));
+        const context = await legacyCallContext(ctx);
+        const result = await b.callTool(request.params, context);
         const task = (result as { task?: { taskId?: string } }).task;
-        if (task?.taskId) options.onTaskCreated?.(task.taskId, ctx.mcpReq._meta?.progressToken);
+        if (task?.taskId) options.onTaskCreated?.(task.taskId, context.caller, ctx.mcpReq._meta?.progressToken);
         return result;
       }),
     );
@@ -194,12 +221,17 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
         if (a && (await createdThroughA(params, who))) return a.getTaskResult(params, who);
-        return b.getTaskResult(
-          params,
-          who,
-          ctx.mcpReq.signal,
-          server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
-        );
+        const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
+        try {
+          return await b.getTaskResult(
+            params,
+            who,
+            waitSignal(ctx),
+            server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+          );
+        } finally {
+          registration.leave();
+        }
       }),
     );
     if (a) {
@@ -269,6 +301,16 @@ async function listEachInItsDialect(
     tasks: page.tasks.map((record) => (isTaskA(record) ? toTaskA(record) : toTaskB(record))),
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
   };
+}
+
+/**
+ * What ends a blocking wait: the client cancelling the request, or the HTTP request that
+ * carries it closing (a client that hung up). The SDK aborts `mcpReq.signal` only for the
+ * former, so a dropped client's waiter would otherwise stay until its task ended.
+ */
+function waitSignal(ctx: ServerContext): AbortSignal {
+  const hangup = ctx.http?.req?.signal;
+  return hangup ? AbortSignal.any([ctx.mcpReq.signal, hangup]) : ctx.mcpReq.signal;
 }
 
 /** Forwards `ctx.progress` of an inline call as `notifications/progress`, when the client asked. */

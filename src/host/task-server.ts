@@ -9,20 +9,25 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { TaskEngine } from '../engine/engine.js';
+import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
+import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
+import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
 import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import type { TaskManifest } from '../tools/definition.js';
-import { createConsoleLogger, type Logger } from '../tools/logger.js';
+import type { Logger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
+import { checkOf, operatorRoutes, type Route } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
 import { chooseRuntime, describeRuntime, type RuntimeChoice } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
+import { WaiterRegistry, type WaiterStats } from './waiters.js';
 
 export interface TaskServerOptions extends RuntimeChoice {
   /** The `taskManifest` exported by the module `mcp-taskgen` generated. */
@@ -52,7 +57,23 @@ export interface TaskServerOptions extends RuntimeChoice {
   /** Who owns a task. See `defaultPrincipalResolver`. */
   readonly resolvePrincipal?: PrincipalResolver;
   readonly http?: HttpFrontOptions;
-  readonly logger?: Logger;
+  /**
+   * Where lines go: the framework's `Logger`, or a pino(-compatible) logger of the app. Default:
+   * pino, JSON lines on stdout (readable in a terminal; stderr once serving stdio), level from
+   * `MCP_TASK_LOG_LEVEL`, one line per task lifecycle event.
+   */
+  readonly logger?: Logger | PinoLike;
+  /**
+   * Prometheus metrics at `/metrics` (default: on when `MCP_TASK_METRICS=1`). `token` puts them
+   * behind `Authorization: Bearer <token>` (default: `MCP_TASK_METRICS_TOKEN`).
+   */
+  readonly metrics?: boolean | MetricsOptions;
+  /** Where the default logger writes before `serveStdio` moves it to stderr (default `stdout`). */
+  readonly logDestination?: 'stdout' | 'stderr';
+}
+
+export interface MetricsOptions {
+  readonly token?: string;
 }
 
 export interface ListenOptions {
@@ -81,24 +102,54 @@ export interface TaskServer {
   listen(options?: ListenOptions): Promise<ListeningServer>;
   /** Serves this process's stdin/stdout. */
   serveStdio(): StdioServerHandle;
+  /**
+   * What this process holds open for clients right now: blocking `tasks/result` calls and
+   * listen streams per session, and the engine's task followers. For debugging and leak checks;
+   * every count returns to zero once its clients are gone.
+   */
+  stats(): TaskServerStats;
   /** Closes listeners, sessions and the runtime. */
   close(): Promise<void>;
 }
 
+export interface TaskServerStats {
+  readonly waiters: WaiterStats;
+  readonly engine: ReturnType<TaskEngine['waiterStats']>;
+}
+
 export function createTaskServer(options: TaskServerOptions): TaskServer {
-  const logger = options.logger ?? createConsoleLogger();
-  const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger });
+  const output = options.logger ? undefined : new LogOutput();
+  if (options.logDestination === 'stderr') output?.useStderr();
+  const logger = options.logger
+    ? toLogger(options.logger)
+    : loggerFromPino(createPinoLogger({ role: 'server', ...(output && { output }) }));
+  const metricsOption = options.metrics ?? metricsFromEnvironment();
+  const metricsToken =
+    (typeof metricsOption === 'object' ? metricsOption.token : undefined) ??
+    (process.env.MCP_TASK_METRICS_TOKEN || undefined);
+  // Built before the runtime and the front it reads from: it reads them only when scraped.
+  const metrics = metricsOption
+    ? new TaskMetrics({
+        stats: async () => (await runtime.stats?.()) ?? {},
+        sessions: () => httpFront.sessionCount,
+        streams: () => httpFront.streamCount,
+      })
+    : undefined;
+  const observer = observeAll([logObserver(logger, 'server'), metrics]);
+  const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
-      : (options.runtime ?? chooseRuntime(options, registry, logger));
+      : (options.runtime ?? chooseRuntime(options, registry, logger, observer));
   const engine = new TaskEngine({
     runtime,
     ...(options.policy && { policy: options.policy }),
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
+    observer,
   });
   const calls = new ToolCalls(engine, registry);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
+  const waiters = new WaiterRegistry();
   const deps: ProtocolServerDeps = {
     engine,
     dialectB: new DialectB(calls),
@@ -112,6 +163,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     ...(options.instructions !== undefined && { instructions: options.instructions }),
     logger,
+    waiters,
+    ...(metrics && { onRequest: (method: string, outcome: number | 'ok') => metrics.rpcRequest(method, outcome) }),
   };
 
   const serverFor = (unit: { era: Era; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
@@ -120,7 +173,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     let push: ReturnType<typeof attachStatusPush> | undefined;
     const server = createProtocolServer(deps, {
       ...unit,
-      onTaskCreated: (taskId, progressToken) => push?.track(taskId, progressToken),
+      onTaskCreated: (taskId, caller, progressToken) => push?.track(taskId, caller, progressToken),
     });
     push = attachStatusPush(server, engine);
     const previousOnClose = server.onclose;
@@ -131,34 +184,64 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     return server;
   };
 
-  const front = new HttpFront(
+  const httpFront = new HttpFront(
     (unit) => serverFor({ ...unit, transport: 'http' }),
     engine,
     principals,
+    waiters,
     logger,
     options.http,
   );
   const listeners = new Set<ListeningServer>();
   const stdioHandles = new Set<StdioServerHandle>();
+  let closing = false;
+  const operator: Route = operatorRoutes({
+    readiness: async () => ({
+      runtime: await checkOf(async () => runtime.checkReady?.()),
+      manifest: registry.list().length > 0 ? 'ok' : 'the manifest lists no tools',
+      shutdown: closing ? 'shutting down' : 'ok',
+    }),
+    ...(metrics && { metrics }),
+    ...(metricsToken !== undefined && { metricsToken }),
+  });
+  /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
+  const dispatch = async (request: Request, mcp: (request: Request) => Promise<Response>): Promise<Response> => {
+    const url = new URL(request.url);
+    let response: Response;
+    try {
+      response = (await operator(request, url)) ?? (await mcp(request));
+    } catch (error) {
+      logger.error('HTTP request failed', { err: error, path: url.pathname });
+      response = Response.json({ error: 'internal error' }, { status: 500 });
+    }
+    metrics?.httpRequest(request.method, response.status);
+    return response;
+  };
   logger.info(describeRuntime(runtime, options.workers));
 
   return {
     engine,
     registry,
     runtime,
-    fetch: (request) => front.fetch(request),
+    fetch: (request) => dispatch(request, (forward) => httpFront.fetch(forward)),
+    stats: () => ({ waiters: waiters.stats(), engine: engine.waiterStats() }),
 
     async listen(listen = {}) {
       const path = listen.path ?? '/mcp';
       const host = listen.host ?? process.env.HOST ?? '127.0.0.1';
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
-      const handle = toNodeHandler({ fetch: (request: Request) => front.fetch(request) });
+      const handle = toNodeHandler({
+        fetch: (request: Request) =>
+          dispatch(request, async (forward) =>
+            new URL(forward.url).pathname === path
+              ? httpFront.fetch(forward)
+              : new Response(`Not found. The MCP endpoint is ${path}\n`, {
+                  status: 404,
+                  headers: { 'content-type': 'text/plain' },
+                }),
+          ),
+      });
       const server = http.createServer((req, res) => {
-        const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-        if (pathname !== path) {
-          res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);
-          return;
-        }
         flushEventStreamHeaders(res);
         void handle(req, res);
       });
@@ -183,15 +266,17 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
 
     serveStdio() {
+      output?.useStderr();
       const handle = sdkServeStdio(({ era }) => serverFor({ era, listTasks: true, transport: 'stdio' }));
       stdioHandles.add(handle);
       return handle;
     },
 
     async close() {
+      closing = true;
       await Promise.allSettled([...listeners].map((listening) => listening.close()));
       await Promise.allSettled([...stdioHandles].map((handle) => handle.close()));
-      await front.close();
+      await httpFront.close();
       await runtime.close();
     },
   };

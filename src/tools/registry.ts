@@ -5,8 +5,10 @@
  */
 import { getMethodMark } from '../decorators/marks.js';
 import { isTaskPaused } from '../engine/errors.js';
+import { factsOf, noObserver, PROCESS_NAME, type TaskFacts, type TaskObserver } from '../engine/lifecycle.js';
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
+import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { TaskContext, TaskProgress } from './context.js';
 import {
   MANIFEST_FORMAT_VERSION,
@@ -23,6 +25,8 @@ export interface ToolRegistryOptions {
   /** Instances of the decorated classes; each tool runs on the instance of its class. */
   readonly instances: readonly object[];
   readonly logger?: Logger;
+  /** Told when runs start, ask, progress and end (lifecycle logs and metrics). */
+  readonly observer?: TaskObserver;
 }
 
 /** Arguments that do not match the tool's input schema (JSON-RPC -32602 on the wire). */
@@ -48,15 +52,20 @@ interface RunControl {
   progress(update: string | TaskProgress): void;
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  /** Hears what a failing method threw, and a result that does not match its declared type. */
+  readonly onThrown?: (error: unknown) => void;
+  readonly onOutputMismatch?: (detail: string) => void;
 }
 
 export class ToolRegistry implements TaskExecutor {
   private readonly tools = new Map<string, TaskToolDefinition>();
   private readonly instances = new Map<TaskToolDefinition, object>();
   private readonly logger: Logger;
+  private observer: TaskObserver;
 
   constructor(options: ToolRegistryOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.observer = options.observer ?? noObserver;
     if (options.manifest.formatVersion !== MANIFEST_FORMAT_VERSION) {
       throw new ManifestError(
         `The generated manifest has format ${String(options.manifest.formatVersion)}, this runtime reads format ${MANIFEST_FORMAT_VERSION}: run \`npx mcp-taskgen\` again`,
@@ -95,19 +104,106 @@ export class ToolRegistry implements TaskExecutor {
     return this.tools.get(toolName)?.concurrency;
   }
 
-  /** Runs a task's work: the `TaskExecutor` side, called by runtimes. */
+  /** Sets who hears of runs (the host wires its logs and metrics here once it has built them). */
+  observeWith(observer: TaskObserver): void {
+    this.observer = observer;
+  }
+
+  /**
+   * Runs a task's work: the `TaskExecutor` side, called by runtimes. Each run is one span
+   * (joining the trace of the request that created the task) and a lifecycle story: started,
+   * progress, questions, then completed, failed, paused or stopped.
+   */
   async execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome> {
-    const tool = this.tools.get(record.tool);
-    if (!tool) {
-      return { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
-    }
-    return this.run(tool, record.args, {
-      taskId: record.taskId,
-      signal: control.signal,
-      progress: (update) => control.report(typeof update === 'string' ? { message: update } : update),
-      ask: control.ask,
-      step: control.step,
+    const placement = control.placement;
+    const task = factsOf(record, placement?.jobId);
+    const startedAt = Date.now();
+    this.observer.observe({
+      type: 'started',
+      task,
+      worker: placement?.worker ?? PROCESS_NAME,
+      queueWaitMs: Math.max(0, startedAt - record.createdAt),
+      resumed: placement?.resumed ?? false,
     });
+    return inSpan(
+      `task ${record.tool}`,
+      {
+        kind: SpanKind.CONSUMER,
+        ...(placement?.trace && { parent: placement.trace }),
+        attributes: { 'mcp.task.id': record.taskId, 'mcp.tool.name': record.tool },
+      },
+      async () => {
+        const tool = this.tools.get(record.tool);
+        let thrown: unknown;
+        let outcome: TaskOutcome;
+        try {
+          outcome = tool
+            ? await this.run(tool, record.args, {
+                taskId: record.taskId,
+                signal: control.signal,
+                progress: (update) => {
+                  const report = typeof update === 'string' ? { message: update } : update;
+                  this.observer.observe({ type: 'progress', task, ...report });
+                  control.report(report);
+                },
+                ask: (key, pending) => {
+                  this.observer.observe({ type: 'input_requested', task, key });
+                  return inSpan(`task input ${key}`, { attributes: { 'mcp.task.input.key': key } }, () =>
+                    control.ask(key, pending),
+                  );
+                },
+                step: (name, work) => inSpan(`task step ${name}`, {}, () => control.step(name, work)),
+                onThrown: (error) => {
+                  thrown = error;
+                },
+                onOutputMismatch: (detail) => this.observer.observe({ type: 'output_invalid', task, detail }),
+              })
+            : { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
+        } catch (error) {
+          if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
+          throw error;
+        }
+        this.observeEnd(record, task, startedAt, outcome, control.signal, thrown);
+        return outcome;
+      },
+    );
+  }
+
+  private observeEnd(
+    record: TaskRecord,
+    task: TaskFacts,
+    startedAt: number,
+    outcome: TaskOutcome,
+    signal: AbortSignal,
+    thrown: unknown,
+  ): void {
+    const now = Date.now();
+    const times = { durationMs: Math.max(0, now - record.createdAt), runMs: now - startedAt };
+    if (signal.aborted) {
+      const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
+      this.observer.observe({ type: 'aborted', task, reason });
+    } else if (outcome.kind === 'error') {
+      this.observer.observe({
+        type: 'failed',
+        task,
+        ...times,
+        kind: 'error',
+        code: outcome.error.code,
+        message: outcome.error.message,
+        ...(thrown !== undefined && { cause: thrown }),
+      });
+    } else if (outcome.isError) {
+      this.observer.observe({
+        type: 'failed',
+        task,
+        ...times,
+        kind: 'tool_error',
+        message: textOf(outcome.result),
+        ...(thrown !== undefined && { cause: thrown }),
+      });
+    } else {
+      this.observer.observe({ type: 'completed', task, ...times });
+    }
   }
 
   /** Runs a tool without a task: the plain `tools/call` path. */
@@ -157,18 +253,20 @@ export class ToolRegistry implements TaskExecutor {
     };
     try {
       const value = await tool.invoke(instance, args, ctx);
-      const result = toCallToolResult(tool, value);
+      const result = toCallToolResult(tool, value, control.onOutputMismatch);
       return { kind: 'result', result, isError: result.isError === true };
     } catch (error) {
       // The run unwinds to wait for an answer: not a failure, the runtime parks it.
       if (isTaskPaused(error)) throw error;
+      control.onThrown?.(error);
       if (error instanceof JsonRpcError) {
         return {
           kind: 'error',
           error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
         };
       }
-      if (!signal.aborted) log.warn('tool failed', { error: error instanceof Error ? error.message : String(error) });
+      // A task's failure is logged once, with its stack, by the lifecycle observer.
+      if (!signal.aborted && taskId === undefined) log.warn('tool failed', { err: error });
       const message = error instanceof Error ? error.message : String(error);
       const result = errorResult(message || `Tool ${tool.name} failed`);
       return { kind: 'result', result, isError: true };
@@ -288,6 +386,13 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
   return issues
     .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : whole}: ${issue.message}`)
     .join('; ');
+}
+
+/** The text of a tool-error result, for the failure line. */
+function textOf(result: Readonly<Record<string, unknown>>): string {
+  const content = Array.isArray(result.content) ? result.content : [];
+  const text = content.find((block): block is { type: 'text'; text: string } => block?.type === 'text');
+  return text?.text ?? 'tool error';
 }
 
 function internal(message: string): TaskOutcome {

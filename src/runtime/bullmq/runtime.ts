@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
-import type { ListPage, ListPosition, TaskListener, TaskRuntime } from '../../engine/runtime.js';
+import type { ListPage, ListPosition, RuntimeStats, TaskListener, TaskRuntime } from '../../engine/runtime.js';
 import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
@@ -15,7 +15,7 @@ import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
 import { DuplicateTaskError, preloadScripts, RedisTaskStore } from './record-store.js';
-import { QUEUED_MESSAGE } from './status-mapping.js';
+import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
 export interface BullmqRuntimeOptions {
@@ -117,8 +117,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
     });
   }
 
+  /** The record; while its running job's lock has lapsed (its worker died), it says so. */
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    return this.guard('read a task', () => this.store.get(taskId));
+    return this.guard('read a task', async () => {
+      const read = await this.store.readWithLock(taskId);
+      return read && withLostWorker(read.record, read.lockHeld);
+    });
   }
 
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
@@ -182,6 +186,27 @@ export class BullmqTaskRuntime implements TaskRuntime {
 
   subscribe(listener: TaskListener, onGap?: () => void): () => void {
     return this.events.subscribe(listener, onGap);
+  }
+
+  /** The job id is the task id (see `TaskQueue`). */
+  jobIdOf(taskId: string): string {
+    return taskId;
+  }
+
+  /** Redis answers a PING within the operation deadline. */
+  async checkReady(): Promise<void> {
+    await this.guard('check Redis', async () => {
+      await this.client.ping();
+    });
+  }
+
+  /**
+   * The queue's own counts (three cheap Redis calls): waiting and active jobs are `working`
+   * tasks; delayed jobs are tasks parked for answers or waiting for a retry.
+   */
+  async stats(): Promise<RuntimeStats> {
+    const queue = await this.guard('count jobs', () => this.queue.counts());
+    return { queue };
   }
 
   close(): Promise<void> {

@@ -261,7 +261,7 @@ class Connected implements TaskClient {
     await this.sdk.close();
   }
 
-  /** 2025-11-25: ask for a task only where the server and the tool allow one (protocol.md §4.2). */
+  /** 2025-11-25: ask for a task only where the server and the tool allow one (docs/traceability.md, B rows). */
   private taskSupport: Map<string, string | undefined> | undefined;
   private async offersTask(tool: string): Promise<boolean> {
     if (this.dialect === '2026-07-28') return true;

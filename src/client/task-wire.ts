@@ -1,7 +1,7 @@
 /**
  * The task methods of one dialect, over the raw channel, read into the client's own shapes
- * (`types.ts`). B: 2025-11-25 core tasks (protocol.md §4); C: the 2026-07-28 tasks extension
- * (§5). No other file knows a wire field name.
+ * (`types.ts`). B: 2025-11-25 core tasks; C: the 2026-07-28 tasks extension.
+ * No other file knows a wire field name.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { RawChannel } from './raw-channel.js';

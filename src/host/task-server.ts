@@ -52,6 +52,11 @@ export interface TaskServerOptions extends RuntimeChoice {
   readonly runtime?: TaskRuntime | ((executor: TaskExecutor) => TaskRuntime);
   /** Retention and polling limits. */
   readonly policy?: Partial<TaskPolicy>;
+  /**
+   * The time tasks are stamped and expired by (default `Date.now`). Tests move it to reach a
+   * TTL without waiting; the BullMQ runtime expires records by Redis time and ignores it.
+   */
+  readonly clock?: () => number;
   /** Tasks per `tasks/list` page (default 50). */
   readonly listPageSize?: number;
   /**
@@ -152,9 +157,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
-      : (options.runtime ?? chooseRuntime(options, registry, logger, observer));
+      : (options.runtime ?? chooseRuntime(options, registry, logger, observer, options.clock));
   const engine = new TaskEngine({
     runtime,
+    ...(options.clock && { clock: options.clock }),
     ...(options.policy && { policy: options.policy }),
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
     observer,

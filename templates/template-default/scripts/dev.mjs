@@ -56,9 +56,17 @@ function stop(child) {
   });
 }
 
+// Output goes through a pipe here, so the server would log JSON lines: in a terminal, ask for
+// readable ones instead (unless MCP_TASK_LOG_FORMAT says otherwise).
+const serverEnv =
+  process.stdout.isTTY && !process.env.MCP_TASK_LOG_FORMAT
+    ? { ...process.env, MCP_TASK_LOG_FORMAT: 'pretty' }
+    : process.env;
+
 function startServer() {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: serverEnv,
   });
   pipeLines(child, 'server');
   child.on('exit', (code, signal) => {

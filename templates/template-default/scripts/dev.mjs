@@ -16,7 +16,13 @@ let exitCode = 0;
 /** Runs `<package manager> run <name>` with the package manager that started us (npm, pnpm, yarn). */
 function run(name) {
   const runner = process.env.npm_execpath;
-  const options = { stdio: ['inherit', 'pipe', 'pipe'] };
+  // Output goes through a pipe here, so the server would log JSON lines: in a terminal, ask
+  // for readable ones instead (unless MCP_TASK_LOG_FORMAT says otherwise).
+  const env =
+    process.stdout.isTTY && !process.env.MCP_TASK_LOG_FORMAT
+      ? { ...process.env, MCP_TASK_LOG_FORMAT: 'pretty' }
+      : process.env;
+  const options = { stdio: ['inherit', 'pipe', 'pipe'], env };
   return runner
     ? spawn(process.execPath, [runner, 'run', name], options)
     : spawn('npm', ['run', name], { ...options, shell: process.platform === 'win32' });

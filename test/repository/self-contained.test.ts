@@ -65,6 +65,7 @@ describe('the repository is self-contained', () => {
       'e2e',
       'client',
       'observe',
+      'fault',
       'examples',
       'conformance',
       'scaffold',

@@ -7,6 +7,7 @@ import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import {
   BullmqTaskRuntime,
   type JobRetryOptions,
+  parseClusterNodes,
   type RedisConnection,
   type TaskWorkerSettings,
 } from '../runtime/bullmq/index.js';
@@ -20,6 +21,11 @@ export interface RedisSetup {
   readonly prefix?: string;
   /** Queue name (default `tasks`). */
   readonly queue?: string;
+  /**
+   * Queues the tasks are spread over, each in its own Redis Cluster slot (default 1); the same
+   * in every server and worker process of the app.
+   */
+  readonly shards?: number;
   /** Attempts after infrastructure failures, such as a worker lost mid-job. */
   readonly retry?: JobRetryOptions;
   /** Lock, stall and shutdown timings of the workers in this process. */
@@ -66,6 +72,7 @@ export function chooseRuntime(
     connection: setup.connection,
     ...(setup.prefix !== undefined && { prefix: setup.prefix }),
     ...(setup.queue !== undefined && { queue: setup.queue }),
+    ...(setup.shards !== undefined && { shards: setup.shards }),
     ...(setup.retry && { retry: setup.retry }),
     ...(concurrency > 0 && { worker: { ...setup.worker, executor, concurrency, logger } }),
     logger,
@@ -84,8 +91,31 @@ export function describeRuntime(runtime: TaskRuntime, workers: number | undefine
   return `task runtime: ${runtime.kind} on Redis (tasks survive restarts; ${work})`;
 }
 
-/** `REDIS_URL`, with `REDIS_PREFIX` as the key prefix when set; `undefined` without `REDIS_URL`. */
+/**
+ * Redis from the environment: `REDIS_URL` (one Redis) or `REDIS_CLUSTER_NODES`
+ * (`host:port,host:port,…` of a Redis Cluster), with `REDIS_PREFIX` as the key prefix,
+ * `TASK_SHARDS` as the number of queues and `TASK_WORKER_SHARDS` (`0,2`) as the shards this
+ * process's workers take jobs from. `undefined` when neither is set; throws naming a bad value.
+ */
 export function redisFromEnvironment(env: NodeJS.ProcessEnv = process.env): RedisSetup | undefined {
-  if (!env.REDIS_URL) return undefined;
-  return { connection: env.REDIS_URL, ...(env.REDIS_PREFIX && { prefix: env.REDIS_PREFIX }) };
+  if (env.REDIS_URL && env.REDIS_CLUSTER_NODES) {
+    throw new Error('Set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  }
+  const connection = env.REDIS_CLUSTER_NODES ? parseClusterNodes(env.REDIS_CLUSTER_NODES) : env.REDIS_URL;
+  if (!connection) return undefined;
+  const shards = env.TASK_SHARDS ? wholeNumber('TASK_SHARDS', env.TASK_SHARDS) : undefined;
+  const consumeShards = env.TASK_WORKER_SHARDS
+    ? env.TASK_WORKER_SHARDS.split(',').map((entry) => wholeNumber('TASK_WORKER_SHARDS', entry.trim()))
+    : undefined;
+  return {
+    connection,
+    ...(env.REDIS_PREFIX && { prefix: env.REDIS_PREFIX }),
+    ...(shards !== undefined && { shards }),
+    ...(consumeShards && { worker: { consumeShards } }),
+  };
+}
+
+function wholeNumber(name: string, text: string): number {
+  if (!/^\d{1,6}$/.test(text)) throw new RangeError(`${name} must be a whole number, got ${JSON.stringify(text)}`);
+  return Number(text);
 }

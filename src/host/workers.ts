@@ -37,6 +37,7 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
     connection: setup.connection,
     ...(setup.prefix !== undefined && { prefix: setup.prefix }),
     ...(setup.queue !== undefined && { queue: setup.queue }),
+    ...(setup.shards !== undefined && { shards: setup.shards }),
     concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
     logger,
   });
@@ -62,7 +63,11 @@ export type RunWorkersOptions = Omit<TaskWorkerProcessOptions, 'redis' | 'metric
  */
 export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWorker> {
   const redis = options.redis ?? redisFromEnvironment();
-  if (!redis) throw new Error('Worker processes need Redis: set REDIS_URL (for example redis://127.0.0.1:6379)');
+  if (!redis) {
+    throw new Error(
+      'Worker processes need Redis: set REDIS_URL (for example redis://127.0.0.1:6379) or REDIS_CLUSTER_NODES',
+    );
+  }
   const concurrency = options.concurrency ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
   const logger = options.logger ? toLogger(options.logger) : defaultWorkerLogger();
   const metricsOption = options.metrics ?? metricsFromEnvironment();

@@ -2,10 +2,11 @@
  * Names of everything the runtime keeps in Redis, and which shard a task lives on.
  *
  * An app's tasks are spread over `shardCount` BullMQ queues (shards). Each shard's queue name
- * carries a Redis Cluster hash tag: `{tasks}` for one shard, `{tasks.0}` … `{tasks.N-1}` for
- * more. Every key of a shard contains that tag, so BullMQ's keys (`<prefix>:{tasks.0}:…`) and
- * ours (`<prefix>::{tasks.0}:…`) hash to one cluster slot, and every Lua script (BullMQ's and
- * ours) touches keys of one slot only. On a single Redis the tags are just part of the name.
+ * carries a Redis Cluster hash tag: `{tasks}` for one shard, `{tasks.0}`, `{tasks.1.3}`, … for
+ * more (see `shardTag`). Every key of a shard contains that tag, so BullMQ's keys
+ * (`<prefix>:{tasks.0}:…`) and ours (`<prefix>::{tasks.0}:…`) hash to one cluster slot, and
+ * every Lua script (BullMQ's and ours) touches keys of one slot only. On a single Redis the
+ * tags are just part of the name.
  *
  * Our keys live under `<prefix>::<queue>:…`: a queue name is never empty, so the double colon
  * cannot collide with any BullMQ key (BullMQ's Relay uses the same trick), and one
@@ -53,7 +54,7 @@ export const DEFAULT_PREFIX = 'mcp';
 export const DEFAULT_QUEUE = 'tasks';
 export const DEFAULT_SHARDS = 1;
 /** A bound, not a recommendation: each shard costs every worker process a blocking connection. */
-export const MAX_SHARDS = 256;
+export const MAX_SHARDS = 64;
 
 export function runtimeNames(
   prefix = DEFAULT_PREFIX,
@@ -70,7 +71,7 @@ export function runtimeNames(
   }
   checkShardCount(shardCount);
   const shards = Array.from({ length: shardCount }, (_, index) =>
-    shardNames(prefix, shardCount === 1 ? `{${queue}}` : `{${queue}.${index}}`, index),
+    shardNames(prefix, shardCount === 1 ? `{${queue}}` : `{${shardTag(queue, index, shardCount)}}`, index),
   );
   const channelBase = `${prefix}::${queue}`;
   const shardOf = (taskId: string): ShardNames => shards[shardIndexOf(taskId, shardCount)] as ShardNames;
@@ -100,6 +101,37 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     record: (taskId) => `${base}:task:${taskId}`,
     owner: (owner) => `${base}:owner:${owner}`,
   };
+}
+
+/** Redis Cluster's slot count: a key's slot is CRC16(hash tag) mod 16384. */
+const CLUSTER_SLOTS = 16_384;
+
+/**
+ * The hash tag of shard `index` of `count`: `<queue>.<index>`, or `<queue>.<index>.<k>` with
+ * the smallest `k` that puts its slot in the `index`-th of `count` equal slot ranges. A
+ * cluster made with `redis-cli --cluster create` gives its masters equal contiguous ranges, so
+ * with as many shards as masters (or a multiple) every master gets its share, which plain
+ * names would leave to chance. Deterministic: every process computes the same tags.
+ */
+export function shardTag(queue: string, index: number, count: number): string {
+  const from = Math.ceil((index * CLUSTER_SLOTS) / count);
+  const to = Math.ceil(((index + 1) * CLUSTER_SLOTS) / count);
+  for (let attempt = 0; ; attempt++) {
+    const tag = attempt === 0 ? `${queue}.${index}` : `${queue}.${index}.${attempt}`;
+    const slot = clusterSlotOf(tag);
+    // Each try lands in range with probability 1/count; a few thousand tries always suffice.
+    if ((slot >= from && slot < to) || attempt === 100_000) return tag;
+  }
+}
+
+/** The cluster slot of a hash tag: CRC16-XMODEM of its UTF-8 bytes, mod 16384 (as Redis does). */
+export function clusterSlotOf(tag: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(tag, 'utf8')) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % CLUSTER_SLOTS;
 }
 
 /**

@@ -119,6 +119,12 @@ export class TaskWorker {
   /** One BullMQ worker per consumed shard. */
   private readonly workers: readonly Worker<TaskJobData, void>[];
   private readonly slots: ToolSlots;
+  /**
+   * Caps the process at `concurrency` when its shards' workers could take more together (fewer
+   * slots than shards, each shard worker needing one): a job taken beyond the cap keeps its lock
+   * and waits here, as for a tool's own limit.
+   */
+  private readonly processSlots: ToolSlots | undefined;
   private readonly running = new Map<string, RunningTask>();
   /** Record writes made from BullMQ event handlers; `close` waits for them. */
   private readonly pendingWrites = new Set<Promise<unknown>>();
@@ -147,7 +153,10 @@ export class TaskWorker {
     const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) =>
       this.process(job, token, signal);
     const lockDuration = options.lockDurationMs ?? 30_000;
-    const shares = divideConcurrency(options.concurrency ?? 8, consumed.length);
+    const concurrency = options.concurrency ?? 8;
+    const shares = divideConcurrency(concurrency, consumed.length);
+    const taken = shares.reduce((sum, share) => sum + share, 0);
+    this.processSlots = taken > concurrency ? new ToolSlots(() => concurrency) : undefined;
     this.workers = consumed.map((shard, position) => {
       const worker = new Worker<TaskJobData, void>(shard.queue, processor, {
         connection: this.client,
@@ -246,8 +255,17 @@ export class TaskWorker {
     try {
       // The job names its tool, so the slot is taken before any Redis read; a task gone or ended
       // meanwhile (cancelled while queued) stops at the read.
-      const release = await this.slots.acquire(job.data.tool, controller.signal);
-      if (!release) return this.afterAbort(job, token, run);
+      const releaseProcessSlot = this.processSlots ? await this.processSlots.acquire('', controller.signal) : () => {};
+      if (!releaseProcessSlot) return this.afterAbort(job, token, run);
+      const releaseToolSlot = await this.slots.acquire(job.data.tool, controller.signal);
+      if (!releaseToolSlot) {
+        releaseProcessSlot();
+        return this.afterAbort(job, token, run);
+      }
+      const release = () => {
+        releaseToolSlot();
+        releaseProcessSlot();
+      };
       let startedNote: NodeJS.Timeout | undefined;
       try {
         const started = await this.store.read(taskId);

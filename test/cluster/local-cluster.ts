@@ -139,6 +139,8 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
     },
     client(port) {
       const client = new Redis(port, HOST, { maxRetriesPerRequest: 1 });
+      // A killed node's client retries in the background until `stop`: quietly.
+      client.on('error', () => {});
       clients.push(client);
       return client;
     },

@@ -23,8 +23,10 @@ export type {
   MetricsOptions,
   TaskServer,
   TaskServerOptions,
+  TaskServerStats,
 } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
+export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
 export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';

@@ -23,6 +23,7 @@ import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { Era } from './protocol-server.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
+import type { WaiterRegistry } from './waiters.js';
 
 export interface HttpAuthOptions {
   readonly verifier: OAuthTokenVerifier;
@@ -66,6 +67,7 @@ export class HttpFront {
     private readonly factory: SessionServerFactory,
     private readonly engine: TaskEngine,
     private readonly principals: PrincipalResolver,
+    private readonly waiters: WaiterRegistry,
     logger: Logger,
     private readonly options: HttpFrontOptions = {},
   ) {
@@ -152,6 +154,7 @@ export class HttpFront {
       return serveTaskListen(request, listen, {
         engine: this.engine,
         principals: this.principals,
+        waiters: this.waiters,
         ...(authInfo && { authInfo }),
       });
     if (await isLegacyRequest(request)) return this.legacy(request, authInfo);

@@ -30,6 +30,7 @@ import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import type { WaiterRegistry } from './waiters.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -43,6 +44,8 @@ export interface ProtocolServerDeps {
   readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
   readonly instructions?: string;
   readonly logger: Logger;
+  /** Counts the waits this server's handlers hold open (blocking `tasks/result`s). */
+  readonly waiters: WaiterRegistry;
   /** Hears how each request ended: `ok` or its JSON-RPC error code (for metrics). */
   readonly onRequest?: (method: string, outcome: number | 'ok') => void;
 }
@@ -53,7 +56,7 @@ export interface ProtocolServerOptions {
   /** Dialect B: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
   readonly listTasks: boolean;
   /** Dialect B: called with each task this session creates (and its call's progress token), to push its changes. */
-  readonly onTaskCreated?: (taskId: string, progressToken?: string | number) => void;
+  readonly onTaskCreated?: (taskId: string, caller: Caller, progressToken?: string | number) => void;
 }
 
 /**
@@ -193,9 +196,10 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
             ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
           });
         }
-        const result = await b.callTool(request.params, await legacyCallContext(ctx));
+        const context = await legacyCallContext(ctx);
+        const result = await b.callTool(request.params, context);
         const task = (result as { task?: { taskId?: string } }).task;
-        if (task?.taskId) options.onTaskCreated?.(task.taskId, ctx.mcpReq._meta?.progressToken);
+        if (task?.taskId) options.onTaskCreated?.(task.taskId, context.caller, ctx.mcpReq._meta?.progressToken);
         return result;
       }),
     );
@@ -217,12 +221,17 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
         if (a && (await createdThroughA(params, who))) return a.getTaskResult(params, who);
-        return b.getTaskResult(
-          params,
-          who,
-          ctx.mcpReq.signal,
-          server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
-        );
+        const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
+        try {
+          return await b.getTaskResult(
+            params,
+            who,
+            waitSignal(ctx),
+            server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+          );
+        } finally {
+          registration.leave();
+        }
       }),
     );
     if (a) {
@@ -292,6 +301,16 @@ async function listEachInItsDialect(
     tasks: page.tasks.map((record) => (isTaskA(record) ? toTaskA(record) : toTaskB(record))),
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
   };
+}
+
+/**
+ * What ends a blocking wait: the client cancelling the request, or the HTTP request that
+ * carries it closing (a client that hung up). The SDK aborts `mcpReq.signal` only for the
+ * former, so a dropped client's waiter would otherwise stay until its task ended.
+ */
+function waitSignal(ctx: ServerContext): AbortSignal {
+  const hangup = ctx.http?.req?.signal;
+  return hangup ? AbortSignal.any([ctx.mcpReq.signal, hangup]) : ctx.mcpReq.signal;
 }
 
 /** Forwards `ctx.progress` of an inline call as `notifications/progress`, when the client asked. */

@@ -2,7 +2,7 @@
  * The entry point most apps need: serve over Streamable HTTP (or stdio with `--stdio`), print
  * where, and shut down cleanly on SIGTERM/SIGINT.
  */
-import { redisFromEnvironment } from './runtime-choice.js';
+import { readConfigOrExit } from './config.js';
 import { createTaskServer, type ListenOptions, type TaskServer, type TaskServerOptions } from './task-server.js';
 
 export interface RunOptions extends TaskServerOptions {
@@ -12,21 +12,30 @@ export interface RunOptions extends TaskServerOptions {
 }
 
 /**
- * Reads `REDIS_URL` (the BullMQ runtime; `REDIS_PREFIX` namespaces its keys) and `WORKERS`
- * (tasks this process runs at once; `0` leaves them to worker processes) from the
- * environment unless the options say otherwise.
+ * Reads the environment once (see `readConfig`: `REDIS_URL`, `REDIS_PREFIX`, `WORKERS`, `PORT`,
+ * `HOST`, the worker timings) unless the options say otherwise. A bad value ends the process
+ * with one line naming the variable and what it accepts (exit status 2).
  */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
-  const redis = options.redis ?? redisFromEnvironment();
-  const workers = options.workers ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
+  const config = readConfigOrExit();
+  const redis = options.redis ?? config.redis;
+  const workers = options.workers ?? config.workers;
   const argv = options.argv ?? process.argv.slice(2);
-  const server = createTaskServer({
-    // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
-    ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
-    ...options,
-    ...(redis && { redis }),
-    ...(workers !== undefined && { workers }),
-  });
+  let server: TaskServer;
+  try {
+    server = createTaskServer({
+      // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
+      ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
+      ...options,
+      ...(redis && { redis }),
+      ...(workers !== undefined && { workers }),
+    });
+  } catch (error) {
+    // A contradiction between settings (such as WORKERS=0 without Redis): one line, not a trace.
+    if (!(error instanceof RangeError)) throw error;
+    process.stderr.write(`error: ${error.message}\n`);
+    process.exit(2);
+  }
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -47,7 +56,11 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
     server.serveStdio();
     return server;
   }
-  const listening = await server.listen(options.listen);
+  const listening = await server.listen({
+    ...(config.port !== undefined && { port: config.port }),
+    ...(config.host !== undefined && { host: config.host }),
+    ...options.listen,
+  });
   // stdout, so scripts can wait for this line.
   process.stdout.write(`MCP task server listening on ${listening.url}\n`);
   return server;

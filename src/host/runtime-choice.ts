@@ -7,7 +7,6 @@ import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import {
   BullmqTaskRuntime,
   type JobRetryOptions,
-  parseClusterNodes,
   type RedisConnection,
   type TaskWorkerSettings,
 } from '../runtime/bullmq/index.js';
@@ -91,31 +90,8 @@ export function describeRuntime(runtime: TaskRuntime, workers: number | undefine
   return `task runtime: ${runtime.kind} on Redis (tasks survive restarts; ${work})`;
 }
 
-/**
- * Redis from the environment: `REDIS_URL` (one Redis) or `REDIS_CLUSTER_NODES`
- * (`host:port,host:port,…` of a Redis Cluster), with `REDIS_PREFIX` as the key prefix,
- * `TASK_SHARDS` as the number of queues and `TASK_WORKER_SHARDS` (`0,2`) as the shards this
- * process's workers take jobs from. `undefined` when neither is set; throws naming a bad value.
- */
+/** `REDIS_URL`, with `REDIS_PREFIX` as the key prefix when set; `undefined` without `REDIS_URL`. */
 export function redisFromEnvironment(env: NodeJS.ProcessEnv = process.env): RedisSetup | undefined {
-  if (env.REDIS_URL && env.REDIS_CLUSTER_NODES) {
-    throw new Error('Set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
-  }
-  const connection = env.REDIS_CLUSTER_NODES ? parseClusterNodes(env.REDIS_CLUSTER_NODES) : env.REDIS_URL;
-  if (!connection) return undefined;
-  const shards = env.TASK_SHARDS ? wholeNumber('TASK_SHARDS', env.TASK_SHARDS) : undefined;
-  const consumeShards = env.TASK_WORKER_SHARDS
-    ? env.TASK_WORKER_SHARDS.split(',').map((entry) => wholeNumber('TASK_WORKER_SHARDS', entry.trim()))
-    : undefined;
-  return {
-    connection,
-    ...(env.REDIS_PREFIX && { prefix: env.REDIS_PREFIX }),
-    ...(shards !== undefined && { shards }),
-    ...(consumeShards && { worker: { consumeShards } }),
-  };
-}
-
-function wholeNumber(name: string, text: string): number {
-  if (!/^\d{1,6}$/.test(text)) throw new RangeError(`${name} must be a whole number, got ${JSON.stringify(text)}`);
-  return Number(text);
+  if (!env.REDIS_URL) return undefined;
+  return { connection: env.REDIS_URL, ...(env.REDIS_PREFIX && { prefix: env.REDIS_PREFIX }) };
 }

@@ -27,6 +27,7 @@ import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
 import { chooseRuntime, describeRuntime, type RuntimeChoice } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
+import { WaiterRegistry, type WaiterStats } from './waiters.js';
 
 export interface TaskServerOptions extends RuntimeChoice {
   /** The `taskManifest` exported by the module `mcp-taskgen` generated. */
@@ -101,8 +102,19 @@ export interface TaskServer {
   listen(options?: ListenOptions): Promise<ListeningServer>;
   /** Serves this process's stdin/stdout. */
   serveStdio(): StdioServerHandle;
+  /**
+   * What this process holds open for clients right now: blocking `tasks/result` calls and
+   * listen streams per session, and the engine's task followers. For debugging and leak checks;
+   * every count returns to zero once its clients are gone.
+   */
+  stats(): TaskServerStats;
   /** Closes listeners, sessions and the runtime. */
   close(): Promise<void>;
+}
+
+export interface TaskServerStats {
+  readonly waiters: WaiterStats;
+  readonly engine: ReturnType<TaskEngine['waiterStats']>;
 }
 
 export function createTaskServer(options: TaskServerOptions): TaskServer {
@@ -137,6 +149,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   });
   const calls = new ToolCalls(engine, registry);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
+  const waiters = new WaiterRegistry();
   const deps: ProtocolServerDeps = {
     engine,
     dialectB: new DialectB(calls),
@@ -150,6 +163,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     ...(options.instructions !== undefined && { instructions: options.instructions }),
     logger,
+    waiters,
     ...(metrics && { onRequest: (method: string, outcome: number | 'ok') => metrics.rpcRequest(method, outcome) }),
   };
 
@@ -159,7 +173,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     let push: ReturnType<typeof attachStatusPush> | undefined;
     const server = createProtocolServer(deps, {
       ...unit,
-      onTaskCreated: (taskId, progressToken) => push?.track(taskId, progressToken),
+      onTaskCreated: (taskId, caller, progressToken) => push?.track(taskId, caller, progressToken),
     });
     push = attachStatusPush(server, engine);
     const previousOnClose = server.onclose;
@@ -174,6 +188,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     (unit) => serverFor({ ...unit, transport: 'http' }),
     engine,
     principals,
+    waiters,
     logger,
     options.http,
   );
@@ -209,6 +224,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     registry,
     runtime,
     fetch: (request) => dispatch(request, (forward) => httpFront.fetch(forward)),
+    stats: () => ({ waiters: waiters.stats(), engine: engine.waiterStats() }),
 
     async listen(listen = {}) {
       const path = listen.path ?? '/mcp';

@@ -9,8 +9,9 @@ import { type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runt
 import type { TaskManifest } from '../tools/definition.js';
 import type { Logger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';
 import { checkOf, type HealthServer, operatorRoutes, serveOperatorRoutes } from './operator-routes.js';
-import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisFromEnvironment, redisSetup } from './runtime-choice.js';
+import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisSetup } from './runtime-choice.js';
 import type { MetricsOptions } from './task-server.js';
 
 export interface TaskWorkerProcessOptions {
@@ -29,6 +30,11 @@ export interface TaskWorkerProcessOptions {
 export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker {
   const logger = options.logger ? toLogger(options.logger) : defaultWorkerLogger();
   const setup = redisSetup(options.redis);
+  const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
+  // BullMQ would throw its own message from deep inside; say it in the option's terms.
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new RangeError(`concurrency must be a whole number of 1 or more for a worker, got ${concurrency}`);
+  }
   const observer = observeAll([logObserver(logger, 'worker'), options.metrics]);
   const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
   return new TaskWorker({
@@ -38,7 +44,7 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
     ...(setup.prefix !== undefined && { prefix: setup.prefix }),
     ...(setup.queue !== undefined && { queue: setup.queue }),
     ...(setup.shards !== undefined && { shards: setup.shards }),
-    concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
+    concurrency,
     logger,
   });
 }
@@ -57,18 +63,25 @@ export type RunWorkersOptions = Omit<TaskWorkerProcessOptions, 'redis' | 'metric
 };
 
 /**
- * The entry point of a worker process: Redis from `REDIS_URL` (and `REDIS_PREFIX`), concurrency from `WORKERS`
- * unless given, runs until SIGTERM/SIGINT, then lets running tasks finish within the grace
- * period and hands the rest back to the queue.
+ * The entry point of a worker process: Redis from `REDIS_URL` (and `REDIS_PREFIX`), concurrency
+ * from `WORKERS`, lock and stall timings from `WORKER_*` (see `readConfig`) unless given; runs
+ * until SIGTERM/SIGINT, then lets running tasks finish within the grace period and hands the
+ * rest back to the queue. A bad or missing setting ends the process with one line saying which.
  */
 export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWorker> {
-  const redis = options.redis ?? redisFromEnvironment();
+  const config = readConfigOrExit();
+  const redis = options.redis ?? config.redis;
   if (!redis) {
-    throw new Error(
-      'Worker processes need Redis: set REDIS_URL (for example redis://127.0.0.1:6379) or REDIS_CLUSTER_NODES',
+    process.stderr.write(
+      `error: worker processes need Redis: set REDIS_URL to ${CONFIG_VARIABLES.REDIS_URL}, or REDIS_CLUSTER_NODES\n`,
     );
+    process.exit(2);
   }
-  const concurrency = options.concurrency ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
+  if (options.concurrency === undefined && config.workers === 0) {
+    process.stderr.write('error: WORKERS="0" is not valid for a worker process: WORKERS must be 1 or more here\n');
+    process.exit(2);
+  }
+  const concurrency = options.concurrency ?? config.workers;
   const logger = options.logger ? toLogger(options.logger) : defaultWorkerLogger();
   const metricsOption = options.metrics ?? metricsFromEnvironment();
   const metrics = metricsOption ? new TaskMetrics() : undefined;

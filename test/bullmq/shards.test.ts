@@ -3,7 +3,7 @@
  * over a cluster's equal slot ranges, and every bad setting is refused with a message naming it.
  */
 import { describe, expect, it } from 'vitest';
-import { redisFromEnvironment } from '../../src/host/runtime-choice.js';
+import { readConfig } from '../../src/host/config.js';
 import { clusterSlotOf, runtimeNames, shardIndexOf } from '../../src/runtime/bullmq/keys.js';
 import { divideConcurrency } from '../../src/runtime/bullmq/worker.js';
 
@@ -53,11 +53,8 @@ describe('shards', () => {
 
   it('reads the cluster, the shard count and the shards to consume from the environment, naming bad values', () => {
     expect(
-      redisFromEnvironment({
-        REDIS_CLUSTER_NODES: '10.0.0.1:7000, [::1]:7001',
-        TASK_SHARDS: '3',
-        TASK_WORKER_SHARDS: '0,2',
-      }),
+      readConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, [::1]:7001', TASK_SHARDS: '3', TASK_WORKER_SHARDS: '0,2' })
+        .redis,
     ).toEqual({
       connection: {
         clusterNodes: [
@@ -68,12 +65,20 @@ describe('shards', () => {
       shards: 3,
       worker: { consumeShards: [0, 2] },
     });
-    expect(redisFromEnvironment({})).toBeUndefined();
-    expect(() => redisFromEnvironment({ REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: 'x:1' })).toThrow(/not both/);
-    expect(() => redisFromEnvironment({ REDIS_CLUSTER_NODES: 'x' })).toThrow(/"x" is not host:port/);
-    expect(() => redisFromEnvironment({ REDIS_CLUSTER_NODES: ' , ' })).toThrow(/names no node/);
-    expect(() => redisFromEnvironment({ REDIS_URL: 'redis://x', TASK_SHARDS: 'three' })).toThrow(
-      /TASK_SHARDS must be a whole number, got "three"/,
+    expect(readConfig({}).redis).toBeUndefined();
+    const refused = (env: Record<string, string>) => () => readConfig(env);
+    expect(refused({ REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: 'x:1' })).toThrow(
+      /REDIS_CLUSTER_NODES="x:1" is not valid: .*REDIS_URL unset/,
     );
+    expect(refused({ REDIS_CLUSTER_NODES: 'x' })).toThrow(/REDIS_CLUSTER_NODES="x" is not valid: .*host:port/);
+    expect(refused({ REDIS_CLUSTER_NODES: ' , ' })).toThrow(/REDIS_CLUSTER_NODES=/);
+    expect(refused({ REDIS_URL: 'redis://x', TASK_SHARDS: 'three' })).toThrow(
+      /TASK_SHARDS="three" is not valid: TASK_SHARDS must be a whole number from 1 to 64/,
+    );
+    expect(refused({ REDIS_URL: 'redis://x', TASK_SHARDS: '0' })).toThrow(/TASK_SHARDS="0"/);
+    expect(refused({ REDIS_URL: 'redis://x', TASK_SHARDS: '3', TASK_WORKER_SHARDS: '0,3' })).toThrow(
+      /TASK_WORKER_SHARDS="0,3" is not valid: .*each below TASK_SHARDS/,
+    );
+    expect(refused({ REDIS_URL: 'redis://x', REDIS_PREFIX: '{app}' })).toThrow(/REDIS_PREFIX="\{app\}"/);
   });
 });

@@ -27,6 +27,10 @@ export interface ShardNames {
   record(taskId: string): string;
   /** Sorted set of an owner's task ids on this shard, scored by `createdAt`. */
   owner(owner: string): string;
+  /** The same ids scored by expiry, so dead entries are pruned by score on every insert. */
+  ownerExpiries(owner: string): string;
+  /** BullMQ's lock on a running job (present while a live worker renews it). */
+  jobLock(taskId: string): string;
 }
 
 export interface RuntimeNames {
@@ -39,6 +43,8 @@ export interface RuntimeNames {
   shardOf(taskId: string): ShardNames;
   /** Shorthand for `shardOf(taskId).record(taskId)`. */
   record(taskId: string): string;
+  /** Shorthand for `shardOf(taskId).jobLock(taskId)`. */
+  jobLock(taskId: string): string;
   /**
    * Pub/sub: every record write, as `{ record, previous? }`. Channels are not keys: a script on
    * any shard may publish to them, and Redis Cluster delivers to subscribers on every node.
@@ -81,6 +87,7 @@ export function runtimeNames(
     shards,
     shardOf,
     record: (taskId) => shardOf(taskId).record(taskId),
+    jobLock: (taskId) => shardOf(taskId).jobLock(taskId),
     eventsChannel: `${channelBase}:events`,
     cancelChannel: `${channelBase}:cancel`,
     answersChannel: `${channelBase}:answers`,
@@ -100,6 +107,8 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     queue,
     record: (taskId) => `${base}:task:${taskId}`,
     owner: (owner) => `${base}:owner:${owner}`,
+    ownerExpiries: (owner) => `${base}:owner-expiry:${owner}`,
+    jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
   };
 }
 

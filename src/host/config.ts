@@ -1,0 +1,160 @@
+/**
+ * The environment a server or worker process reads, read once at start-up and checked before
+ * anything starts. A bad value is a `ConfigError` whose one-line message names the variable,
+ * what it holds and what it accepts; `runTaskServer` and `runTaskWorkers` print that line and
+ * exit with status 2 instead of crashing later with a stack trace from deep inside a library.
+ */
+import { MAX_SHARDS, parseClusterNodes, type TaskWorkerSettings } from '../runtime/bullmq/index.js';
+import type { RedisSetup } from './runtime-choice.js';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    value: string,
+    accepts: string,
+  ) {
+    super(`${variable}=${JSON.stringify(value)} is not valid: ${variable} must be ${accepts}`);
+  }
+}
+
+/** Worker timings an operator may tune (the same in every process of an app: bullmq-notes §4). */
+export type WorkerTimings = Pick<
+  TaskWorkerSettings,
+  'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'shutdownGraceMs'
+>;
+
+export interface ProcessConfig {
+  /**
+   * From `REDIS_URL` or `REDIS_CLUSTER_NODES`, `REDIS_PREFIX` and `TASK_SHARDS`, with the worker
+   * timings and `TASK_WORKER_SHARDS`; absent without either of the first two.
+   */
+  readonly redis?: RedisSetup;
+  /** `WORKERS`: tasks this process runs at once. */
+  readonly workers?: number;
+  /** `PORT` and `HOST`: where the HTTP server listens. */
+  readonly port?: number;
+  readonly host?: string;
+  readonly workerTimings: WorkerTimings;
+}
+
+/** The variables, for the README and for error messages: name → what it accepts. */
+export const CONFIG_VARIABLES = {
+  REDIS_URL: 'a redis:// or rediss:// URL, such as redis://127.0.0.1:6379',
+  REDIS_CLUSTER_NODES: 'host:port of Redis Cluster nodes separated by commas (and REDIS_URL unset)',
+  REDIS_PREFIX: 'a key prefix of 1 to 100 characters without spaces or braces',
+  TASK_SHARDS: `a whole number from 1 to ${MAX_SHARDS}, the same in every process`,
+  TASK_WORKER_SHARDS: 'shard numbers separated by commas, each below TASK_SHARDS, such as 0,2',
+  WORKERS: 'a whole number of 0 or more (0: this server runs no tasks)',
+  PORT: 'a whole number from 0 to 65535',
+  HOST: 'a host name or IP address',
+  MCP_TASK_LOG_LEVEL: 'one of debug, info, warn, error, silent',
+  WORKER_LOCK_MS: 'a whole number of milliseconds from 1000 to 600000',
+  WORKER_STALLED_INTERVAL_MS: 'a whole number of milliseconds from 500 to 600000',
+  WORKER_MAX_STALLED: 'a whole number from 0 to 100',
+  WORKER_SHUTDOWN_GRACE_MS: 'a whole number of milliseconds from 0 to 3600000',
+} as const;
+
+type Variable = keyof typeof CONFIG_VARIABLES;
+
+/** Reads and checks every variable; throws `ConfigError` for the first bad one. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig {
+  const value = (name: Variable): string | undefined => {
+    const raw = env[name];
+    return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+  };
+  const whole = (name: Variable, min: number, max: number): number | undefined => {
+    const raw = value(name);
+    if (raw === undefined) return undefined;
+    const parsed = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+      throw new ConfigError(name, raw, CONFIG_VARIABLES[name]);
+    }
+    return parsed;
+  };
+
+  const level = value('MCP_TASK_LOG_LEVEL');
+  if (level !== undefined && !['debug', 'info', 'warn', 'error', 'silent'].includes(level)) {
+    throw new ConfigError('MCP_TASK_LOG_LEVEL', level, CONFIG_VARIABLES.MCP_TASK_LOG_LEVEL);
+  }
+  const url = value('REDIS_URL');
+  if (url !== undefined && !isRedisUrl(url)) throw new ConfigError('REDIS_URL', url, CONFIG_VARIABLES.REDIS_URL);
+  const clusterNodes = value('REDIS_CLUSTER_NODES');
+  let cluster: ReturnType<typeof parseClusterNodes> | undefined;
+  if (clusterNodes !== undefined) {
+    if (url !== undefined) {
+      throw new ConfigError('REDIS_CLUSTER_NODES', clusterNodes, CONFIG_VARIABLES.REDIS_CLUSTER_NODES);
+    }
+    try {
+      cluster = parseClusterNodes(clusterNodes);
+    } catch {
+      throw new ConfigError('REDIS_CLUSTER_NODES', clusterNodes, CONFIG_VARIABLES.REDIS_CLUSTER_NODES);
+    }
+  }
+  const shards = whole('TASK_SHARDS', 1, MAX_SHARDS);
+  const workerShards = value('TASK_WORKER_SHARDS');
+  let consumeShards: number[] | undefined;
+  if (workerShards !== undefined) {
+    consumeShards = workerShards.split(',').map((entry) => (/^\d+$/.test(entry.trim()) ? Number(entry) : -1));
+    if (consumeShards.some((index) => index < 0 || index >= (shards ?? 1))) {
+      throw new ConfigError('TASK_WORKER_SHARDS', workerShards, CONFIG_VARIABLES.TASK_WORKER_SHARDS);
+    }
+  }
+  const prefix = value('REDIS_PREFIX');
+  if (prefix !== undefined && (prefix.length > 100 || /[\s{}]/.test(prefix))) {
+    throw new ConfigError('REDIS_PREFIX', prefix, CONFIG_VARIABLES.REDIS_PREFIX);
+  }
+  const host = value('HOST');
+  if (host !== undefined && /\s/.test(host)) throw new ConfigError('HOST', host, CONFIG_VARIABLES.HOST);
+  const workers = whole('WORKERS', 0, 10_000);
+  const port = whole('PORT', 0, 65_535);
+  const lockDurationMs = whole('WORKER_LOCK_MS', 1000, 600_000);
+  const stalledIntervalMs = whole('WORKER_STALLED_INTERVAL_MS', 500, 600_000);
+  const maxStalledCount = whole('WORKER_MAX_STALLED', 0, 100);
+  const shutdownGraceMs = whole('WORKER_SHUTDOWN_GRACE_MS', 0, 3_600_000);
+  const workerTimings: WorkerTimings = {
+    ...(lockDurationMs !== undefined && { lockDurationMs }),
+    ...(stalledIntervalMs !== undefined && { stalledIntervalMs }),
+    ...(maxStalledCount !== undefined && { maxStalledCount }),
+    ...(shutdownGraceMs !== undefined && { shutdownGraceMs }),
+  };
+  const connection = cluster ?? url;
+  const worker = { ...workerTimings, ...(consumeShards && { consumeShards }) };
+  return {
+    ...(connection !== undefined && {
+      redis: {
+        connection,
+        ...(prefix !== undefined && { prefix }),
+        ...(shards !== undefined && { shards }),
+        ...(Object.keys(worker).length > 0 && { worker }),
+      },
+    }),
+    ...(workers !== undefined && { workers }),
+    ...(port !== undefined && { port }),
+    ...(host !== undefined && { host }),
+    workerTimings,
+  };
+}
+
+function isRedisUrl(raw: string): boolean {
+  try {
+    const url = new URL(raw);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads the configuration, or ends the process with the one line that says what is wrong
+ * (exit status 2, the usual status for a usage error).
+ */
+export function readConfigOrExit(env: NodeJS.ProcessEnv = process.env): ProcessConfig {
+  try {
+    return readConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`error: ${error.message}\n`);
+    process.exit(2);
+  }
+}

@@ -36,6 +36,9 @@ export interface ProcessConfig {
   readonly port?: number;
   readonly host?: string;
   readonly workerTimings: WorkerTimings;
+  /** `HEALTH_PORT` and `HEALTH_HOST`: where a worker process serves its health routes. */
+  readonly healthPort?: number;
+  readonly healthHost?: string;
 }
 
 /** The variables, for the README and for error messages: name → what it accepts. */
@@ -53,6 +56,12 @@ export const CONFIG_VARIABLES = {
   WORKER_STALLED_INTERVAL_MS: 'a whole number of milliseconds from 500 to 600000',
   WORKER_MAX_STALLED: 'a whole number from 0 to 100',
   WORKER_SHUTDOWN_GRACE_MS: 'a whole number of milliseconds from 0 to 3600000',
+  MCP_TASK_LOG_FORMAT: 'json or pretty (default: pretty only in a terminal)',
+  MCP_TASK_METRICS: '1, true, 0 or false',
+  MCP_TASK_METRICS_TOKEN: 'a bearer token of 16 to 4096 characters without spaces',
+  MCP_TASK_DASHBOARD: '1, true, 0 or false',
+  HEALTH_PORT: 'a whole number from 0 to 65535',
+  HEALTH_HOST: 'a host name or IP address',
 } as const;
 
 type Variable = keyof typeof CONFIG_VARIABLES;
@@ -106,6 +115,25 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
   }
   const host = value('HOST');
   if (host !== undefined && /\s/.test(host)) throw new ConfigError('HOST', host, CONFIG_VARIABLES.HOST);
+  const format = value('MCP_TASK_LOG_FORMAT');
+  if (format !== undefined && format !== 'json' && format !== 'pretty') {
+    throw new ConfigError('MCP_TASK_LOG_FORMAT', format, CONFIG_VARIABLES.MCP_TASK_LOG_FORMAT);
+  }
+  for (const flag of ['MCP_TASK_METRICS', 'MCP_TASK_DASHBOARD'] as const) {
+    const raw = value(flag);
+    if (raw !== undefined && !['1', 'true', '0', 'false'].includes(raw)) {
+      throw new ConfigError(flag, raw, CONFIG_VARIABLES[flag]);
+    }
+  }
+  const token = value('MCP_TASK_METRICS_TOKEN');
+  if (token !== undefined && (token.length < 16 || token.length > 4096 || /\s/.test(token))) {
+    throw new ConfigError('MCP_TASK_METRICS_TOKEN', '(hidden)', CONFIG_VARIABLES.MCP_TASK_METRICS_TOKEN);
+  }
+  const healthPort = whole('HEALTH_PORT', 0, 65_535);
+  const healthHost = value('HEALTH_HOST');
+  if (healthHost !== undefined && /\s/.test(healthHost)) {
+    throw new ConfigError('HEALTH_HOST', healthHost, CONFIG_VARIABLES.HEALTH_HOST);
+  }
   const workers = whole('WORKERS', 0, 10_000);
   const port = whole('PORT', 0, 65_535);
   const lockDurationMs = whole('WORKER_LOCK_MS', 1000, 600_000);
@@ -133,6 +161,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     ...(port !== undefined && { port }),
     ...(host !== undefined && { host }),
     workerTimings,
+    ...(healthPort !== undefined && { healthPort }),
+    ...(healthHost !== undefined && { healthHost }),
   };
 }
 

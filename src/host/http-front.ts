@@ -18,7 +18,7 @@ import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import type { TaskEngine } from '../engine/engine.js';
+import type { Caller, TaskEngine } from '../engine/engine.js';
 import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { Era } from './protocol-server.js';
@@ -136,18 +136,38 @@ export class HttpFront {
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
-  private async serve(request: Request): Promise<Response> {
+  /**
+   * The checks every request to `/mcp` passes (Host, Origin, bearer token), for other routes
+   * that must sit behind the same door (the dashboard): the caller, or the refusal to answer.
+   */
+  async admit(request: Request): Promise<{ caller: Caller } | Response> {
+    const admitted = await this.check(request);
+    if (admitted instanceof Response) return admitted;
+    const principal = await resolvePrincipal(this.principals, {
+      transport: 'http',
+      headers: request.headers,
+      ...(admitted.authInfo && { authInfo: admitted.authInfo }),
+    });
+    return { caller: { principal } };
+  }
+
+  private async check(request: Request): Promise<{ authInfo?: AuthInfo } | Response> {
     const rejected =
       hostHeaderValidationResponse(request, this.allowedHosts) ??
       originValidationResponse(request, this.allowedOrigins);
     if (rejected) return rejected;
-
-    let authInfo: AuthInfo | undefined;
     if (this.bearer && (this.options.auth?.required !== false || request.headers.has('authorization'))) {
       const verdict = await this.bearer(request);
       if (verdict instanceof Response) return verdict;
-      authInfo = verdict;
+      return { authInfo: verdict };
     }
+    return {};
+  }
+
+  private async serve(request: Request): Promise<Response> {
+    const admitted = await this.check(request);
+    if (admitted instanceof Response) return admitted;
+    const authInfo = admitted.authInfo;
     // Workaround 6: the SDK's listen router would drop `taskIds`; serve those streams here.
     const listen = await readTaskListen(request);
     if (listen)

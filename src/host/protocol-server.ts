@@ -1,6 +1,6 @@
 /**
  * The SDK `Server` for one serving unit (a 2025 session, a 2026 request, a stdio connection),
- * wired to the dialect adapters. Each SDK workaround of shared/docs/sdk-hosting.md §3 lives
+ * wired to the dialect adapters. Each workaround for the SDK lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
 import {
@@ -69,7 +69,7 @@ export interface ProtocolServerOptions {
 class TaskProtocolServer extends Server {
   /**
    * Tasks exist in protocol 2025-11-25 and later: an older session (2025-06-18, ...) is not
-   * offered them (protocol.md §2 rule 4). The SDK asks for the capabilities after negotiating.
+   * offered them (docs/traceability.md, D rows). The SDK asks for the capabilities after negotiating.
    */
   override getCapabilities(): ServerCapabilities {
     const capabilities = super.getCapabilities();

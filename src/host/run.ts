@@ -12,14 +12,19 @@ export interface RunOptions extends TaskServerOptions {
 }
 
 /**
+/**
  * Reads the environment once (see `readConfig`: `REDIS_URL`, `REDIS_PREFIX`, `WORKERS`, `PORT`,
  * `HOST`, the worker timings) unless the options say otherwise. A bad value ends the process
- * with one line naming the variable and what it accepts (exit status 2).
+ * with one line naming the variable and what it accepts (exit status 2). `ALLOWED_HOSTS` and
+ * `ALLOWED_ORIGINS` (comma-separated host names for the DNS-rebinding checks, for a server
+ * reached by other names than localhost) widen the HTTP front's defaults.
  */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const config = readConfigOrExit();
   const redis = options.redis ?? config.redis;
   const workers = options.workers ?? config.workers;
+  const allowedHosts = options.http?.allowedHosts ?? namesFromEnvironment('ALLOWED_HOSTS');
+  const allowedOrigins = options.http?.allowedOrigins ?? namesFromEnvironment('ALLOWED_ORIGINS');
   const argv = options.argv ?? process.argv.slice(2);
   let server: TaskServer;
   try {
@@ -29,6 +34,9 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
       ...options,
       ...(redis && { redis }),
       ...(workers !== undefined && { workers }),
+      ...((allowedHosts || allowedOrigins) && {
+        http: { ...options.http, ...(allowedHosts && { allowedHosts }), ...(allowedOrigins && { allowedOrigins }) },
+      }),
     });
   } catch (error) {
     // A contradiction between settings (such as WORKERS=0 without Redis): one line, not a trace.
@@ -64,4 +72,13 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   // stdout, so scripts can wait for this line.
   process.stdout.write(`MCP task server listening on ${listening.url}\n`);
   return server;
+}
+
+/** A comma-separated list of host names from the environment; undefined when unset or empty. */
+function namesFromEnvironment(variable: string): string[] | undefined {
+  const names = (process.env[variable] ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0);
+  return names.length > 0 ? names : undefined;
 }

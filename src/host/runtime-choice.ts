@@ -51,6 +51,7 @@ export function chooseRuntime(
   executor: TaskExecutor,
   logger: Logger,
   observer?: TaskObserver,
+  clock?: () => number,
 ): TaskRuntime {
   if (choice.workers !== undefined && (!Number.isInteger(choice.workers) || choice.workers < 0)) {
     throw new RangeError(`workers must be a whole number of 0 or more, got ${choice.workers}`);
@@ -63,6 +64,7 @@ export function chooseRuntime(
       executor,
       ...(choice.workers !== undefined && { concurrency: choice.workers }),
       ...(observer && { observer }),
+      ...(clock && { clock }),
     });
   }
   const setup = redisSetup(choice.redis);

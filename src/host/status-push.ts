@@ -1,6 +1,6 @@
 /**
  * Dialect B push, to the session that created a task: `notifications/tasks/status` whenever its
- * status (as B reports it) changes (protocol.md §4.9 rule 5), and `notifications/progress` on the
+ * status (as B reports it) changes (2025-11-25 tasks), and `notifications/progress` on the
  * call's `progressToken` whenever the method reports numbers, since that token stays valid for
  * the task's whole life (§4.9 rule 6). Outside any request, so they travel on the session's
  * standalone stream (the GET SSE stream over HTTP, stdout over stdio).

@@ -8,6 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import {
+  DASHBOARD_PATH,
+  type DashboardOptions,
+  dashboardFromEnvironment,
+  dashboardRoutes,
+} from '../dashboard/routes.js';
 import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
@@ -19,7 +25,7 @@ import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import type { TaskManifest } from '../tools/definition.js';
-import type { Logger } from '../tools/logger.js';
+import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { checkOf, operatorRoutes, type Route } from './operator-routes.js';
@@ -46,6 +52,11 @@ export interface TaskServerOptions extends RuntimeChoice {
   readonly runtime?: TaskRuntime | ((executor: TaskExecutor) => TaskRuntime);
   /** Retention and polling limits. */
   readonly policy?: Partial<TaskPolicy>;
+  /**
+   * The time tasks are stamped and expired by (default `Date.now`). Tests move it to reach a
+   * TTL without waiting; the BullMQ runtime expires records by Redis time and ignores it.
+   */
+  readonly clock?: () => number;
   /** Tasks per `tasks/list` page (default 50). */
   readonly listPageSize?: number;
   /**
@@ -68,6 +79,11 @@ export interface TaskServerOptions extends RuntimeChoice {
    * behind `Authorization: Bearer <token>` (default: `MCP_TASK_METRICS_TOKEN`).
    */
   readonly metrics?: boolean | MetricsOptions;
+  /**
+   * A task dashboard at `/dashboard` (default: on when `MCP_TASK_DASHBOARD=1`), behind the same
+   * auth as `/mcp`: each principal sees its own tasks; `admins` may look at anyone's.
+   */
+  readonly dashboard?: boolean | DashboardOptions;
   /** Where the default logger writes before `serveStdio` moves it to stderr (default `stdout`). */
   readonly logDestination?: 'stdout' | 'stderr';
 }
@@ -135,14 +151,16 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         streams: () => httpFront.streamCount,
       })
     : undefined;
-  const observer = observeAll([logObserver(logger, 'server'), metrics]);
+  // A silenced logger needs no lifecycle lines built for it (benchmarks, tests).
+  const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'server'), metrics]);
   const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
-      : (options.runtime ?? chooseRuntime(options, registry, logger, observer));
+      : (options.runtime ?? chooseRuntime(options, registry, logger, observer, options.clock));
   const engine = new TaskEngine({
     runtime,
+    ...(options.clock && { clock: options.clock }),
     ...(options.policy && { policy: options.policy }),
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
     observer,
@@ -204,12 +222,21 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(metrics && { metrics }),
     ...(metricsToken !== undefined && { metricsToken }),
   });
+  const dashboardOption = options.dashboard ?? dashboardFromEnvironment();
+  const dashboard = dashboardOption
+    ? dashboardRoutes({
+        engine,
+        calls,
+        admit: (request) => httpFront.admit(request),
+        ...(typeof dashboardOption === 'object' && { options: dashboardOption }),
+      })
+    : undefined;
   /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
   const dispatch = async (request: Request, mcp: (request: Request) => Promise<Response>): Promise<Response> => {
     const url = new URL(request.url);
     let response: Response;
     try {
-      response = (await operator(request, url)) ?? (await mcp(request));
+      response = (await operator(request, url)) ?? (await dashboard?.handle(request, url)) ?? (await mcp(request));
     } catch (error) {
       logger.error('HTTP request failed', { err: error, path: url.pathname });
       response = Response.json({ error: 'internal error' }, { status: 500 });
@@ -262,6 +289,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           }),
       };
       listeners.add(listening);
+      if (dashboard) logger.info(`task dashboard at http://${shownHost}:${address.port}${DASHBOARD_PATH}`);
       return listening;
     },
 
@@ -274,6 +302,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
     async close() {
       closing = true;
+      dashboard?.close();
       await Promise.allSettled([...listeners].map((listening) => listening.close()));
       await Promise.allSettled([...stdioHandles].map((handle) => handle.close()));
       await httpFront.close();

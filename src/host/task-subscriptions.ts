@@ -1,6 +1,6 @@
 /**
- * `subscriptions/listen` with `notifications.taskIds` (2026-07-28 tasks extension, protocol.md
- * §5.7). The SDK's listen router drops `taskIds` (sdk-hosting.md §3, workaround 6), so these
+ * `subscriptions/listen` with `notifications.taskIds` (2026-07-28 tasks
+ * extension). The SDK's listen router drops `taskIds` (workaround 6), so these
  * requests are served here: an SSE stream that opens with the acknowledgement and then carries
  * `notifications/tasks` (the task as `tasks/get` would show it) on every change.
  */

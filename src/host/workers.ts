@@ -7,7 +7,7 @@ import { createPinoLogger, loggerFromPino, logObserver, type PinoLike, toLogger 
 import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
 import { type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
-import type { Logger } from '../tools/logger.js';
+import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';
 import { checkOf, type HealthServer, operatorRoutes, serveOperatorRoutes } from './operator-routes.js';
@@ -35,7 +35,7 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`concurrency must be a whole number of 1 or more for a worker, got ${concurrency}`);
   }
-  const observer = observeAll([logObserver(logger, 'worker'), options.metrics]);
+  const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'worker'), options.metrics]);
   const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
   return new TaskWorker({
     ...setup.worker,
@@ -93,7 +93,7 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
     ...(concurrency !== undefined && { concurrency }),
     ...(metrics && { metrics }),
   });
-  const healthPort = options.healthPort ?? (process.env.HEALTH_PORT ? Number(process.env.HEALTH_PORT) : undefined);
+  const healthPort = options.healthPort ?? config.healthPort;
   let health: HealthServer | undefined;
   if (healthPort !== undefined) {
     if (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65_535) {
@@ -108,7 +108,7 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
         ...(metrics && { metrics }),
         ...(metricsToken !== undefined && { metricsToken }),
       }),
-      { port: healthPort, host: process.env.HEALTH_HOST ?? '0.0.0.0' },
+      { port: healthPort, host: config.healthHost ?? '0.0.0.0' },
     );
     logger.info(`health routes on port ${health.port}`, { port: health.port });
   }

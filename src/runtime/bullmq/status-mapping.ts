@@ -1,5 +1,5 @@
 /**
- * BullMQ job states → task status and message (the normative table in architecture.md).
+ * BullMQ job states → task status and message (the table below).
  * Pure functions, so the wording is tested without Redis and kept in one place.
  *
  * | job state                      | task                                    |

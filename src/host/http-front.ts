@@ -22,6 +22,7 @@ import type { Caller, TaskEngine } from '../engine/engine.js';
 import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { Era } from './protocol-server.js';
+import { fillMissingTaskName } from './task-name-header.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 import type { WaiterRegistry } from './waiters.js';
 
@@ -44,6 +45,13 @@ export interface HttpFrontOptions {
   readonly auth?: HttpAuthOptions;
   /** Idle 2025-11-25 sessions are closed after this long (default 30 minutes). */
   readonly sessionIdleMs?: number;
+  /**
+   * Accept 2026-07-28 `tasks/get`, `tasks/update` and `tasks/cancel` without an `Mcp-Name`
+   * header, reading the task id from the body (default false: the spec makes the header a client
+   * MUST, and the conformance suite checks that a server refuses its absence). For clients that
+   * omit it, such as FastMCP's. A header that does not match the body is refused either way.
+   */
+  readonly allowMissingMcpName?: boolean;
 }
 
 export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => Server;
@@ -178,7 +186,8 @@ export class HttpFront {
         ...(authInfo && { authInfo }),
       });
     if (await isLegacyRequest(request)) return this.legacy(request, authInfo);
-    return this.modern.fetch(request, authInfo ? { authInfo } : undefined);
+    const modern = this.options.allowMissingMcpName ? await fillMissingTaskName(request) : request;
+    return this.modern.fetch(modern, authInfo ? { authInfo } : undefined);
   }
 
   async close(): Promise<void> {

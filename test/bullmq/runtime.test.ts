@@ -180,10 +180,10 @@ describeWithRedis('bullmq runtime storage', () => {
     await sleep(500);
     const next = await runtime.create(newRecord({}, { ttlMs: 60_000 }));
     await withRedis(async (redis) => {
-      expect((await redis.zrange(runtime.names.owner('alice'), '0', '-1')).sort()).toEqual(
+      expect((await redis.zrange(runtime.names.shards[0]!.owner('alice'), '0', '-1')).sort()).toEqual(
         [live.taskId, next.taskId].sort(),
       );
-      expect(await redis.zcard(runtime.names.ownerExpiries('alice'))).toBe(2);
+      expect(await redis.zcard(runtime.names.shards[0]!.ownerExpiries('alice'))).toBe(2);
     });
   });
 });

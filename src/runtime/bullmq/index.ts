@@ -3,7 +3,7 @@
  * cancellation and status events across processes. No BullMQ type crosses this boundary.
  */
 
-export type { RedisConnection } from './connection.js';
+export { closeClient, createRedisClient, type RedisConnection } from './connection.js';
 export type { JobRetryOptions } from './jobs.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE } from './keys.js';
 export { type BullmqRuntimeOptions, BullmqTaskRuntime } from './runtime.js';

@@ -15,6 +15,11 @@ export interface RuntimeNames {
   record(taskId: string): string;
   /** Sorted set of an owner's task ids, scored by `createdAt`. */
   owner(owner: string): string;
+  /**
+   * Sorted set of an owner's (anonymous: `null`) unfinished task ids, scored by their expiry:
+   * the live-task quota counts it.
+   */
+  live(owner: string | null): string;
   /** Pub/sub: every record write, as `{ record, previous? }`. */
   readonly eventsChannel: string;
   /** Pub/sub: ids of tasks whose running work must stop, for the workers. */
@@ -35,6 +40,7 @@ export function runtimeNames(prefix = DEFAULT_PREFIX, queue = DEFAULT_QUEUE): Ru
     queue,
     record: (taskId) => `${base}:task:${taskId}`,
     owner: (owner) => `${base}:owner:${owner}`,
+    live: (owner) => (owner === null ? `${base}:live-anonymous` : `${base}:live:${owner}`),
     eventsChannel: `${base}:events`,
     cancelChannel: `${base}:cancel`,
     answersChannel: `${base}:answers`,

@@ -6,6 +6,7 @@
 import { getMethodMark } from '../decorators/marks.js';
 import { isTaskPaused } from '../engine/errors.js';
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
+import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
 import type { TaskContext, TaskProgress } from './context.js';
 import {
@@ -23,7 +24,14 @@ export interface ToolRegistryOptions {
   /** Instances of the decorated classes; each tool runs on the instance of its class. */
   readonly instances: readonly object[];
   readonly logger?: Logger;
+  /**
+   * Largest result (or error) a task may store, serialized as JSON; a bigger one fails the task
+   * with a message saying so. Default 4 MiB.
+   */
+  readonly maxResultBytes?: number;
 }
+
+export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
 
 /** Arguments that do not match the tool's input schema (JSON-RPC -32602 on the wire). */
 export class InvalidArgumentsError extends Error {
@@ -54,9 +62,11 @@ export class ToolRegistry implements TaskExecutor {
   private readonly tools = new Map<string, TaskToolDefinition>();
   private readonly instances = new Map<TaskToolDefinition, object>();
   private readonly logger: Logger;
+  private readonly maxResultBytes: number;
 
   constructor(options: ToolRegistryOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     if (options.manifest.formatVersion !== MANIFEST_FORMAT_VERSION) {
       throw new ManifestError(
         `The generated manifest has format ${String(options.manifest.formatVersion)}, this runtime reads format ${MANIFEST_FORMAT_VERSION}: run \`npx mcp-taskgen\` again`,
@@ -100,13 +110,19 @@ export class ToolRegistry implements TaskExecutor {
     if (!tool) {
       return { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
     }
-    return this.run(tool, record.args, {
+    const outcome = await this.run(tool, record.args, {
       taskId: record.taskId,
       signal: control.signal,
       progress: (update) => control.report(typeof update === 'string' ? { message: update } : update),
       ask: control.ask,
       step: control.step,
     });
+    // Checked before the runtime stores it: one oversized result must not cost every reader.
+    const size = jsonBytes(outcome.kind === 'result' ? outcome.result : outcome.error);
+    if (size <= this.maxResultBytes) return outcome;
+    return internal(
+      `The ${outcome.kind} of ${tool.name} is ${size} bytes, over the ${this.maxResultBytes}-byte limit on a stored task result (maxResultBytes)`,
+    );
   }
 
   /** Runs a tool without a task: the plain `tools/call` path. */

@@ -3,6 +3,10 @@
  * per-request handler; 2025-11-25 traffic goes to a sessionful transport with one `Server`
  * per session (workaround 4: the SDK's stateless legacy default loses the client's answer to
  * an elicitation sent on a blocked `tasks/result`).
+ *
+ * Every request is admitted from its headers alone (host, origin, bearer token, principal)
+ * before its body is read; the body is then read within its size and depth bounds, once, and
+ * handed on parsed.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -19,9 +23,15 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { TaskEngine } from '../engine/engine.js';
+import { isPlainObject } from '../protocol/params.js';
+import type { RpcError } from '../protocol/rpc-error.js';
 import type { Logger } from '../tools/logger.js';
+import { readJsonBody } from './json-body.js';
+import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import { PrincipalSlots } from './principal-slots.js';
 import type { Era } from './protocol-server.js';
+import { type RateLimits, rateKindOf } from './rate-limits.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 
 export interface HttpAuthOptions {
@@ -47,10 +57,29 @@ export interface HttpFrontOptions {
 
 export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => Server;
 
+/** Who a request comes from, decided from its headers before anything else is done for it. */
+export interface Admission {
+  readonly authInfo?: AuthInfo;
+  readonly principal: string | null;
+}
+
 interface LegacySession {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly server: Server;
+  /** The principal that initialized the session: the only one that may use it. */
+  readonly principal: string | null;
+  readonly release: () => void;
   lastSeen: number;
+}
+
+export interface HttpFrontDeps {
+  readonly engine: TaskEngine;
+  readonly principals: PrincipalResolver;
+  readonly logger: Logger;
+  readonly limits?: TaskServerLimits;
+  readonly rateLimits?: RateLimits;
+  /** Caps on listen streams per principal, shared with nothing else. */
+  readonly listenSlots?: PrincipalSlots;
 }
 
 export class HttpFront {
@@ -61,17 +90,20 @@ export class HttpFront {
   private readonly allowedOrigins: string[];
   private readonly sweeper: NodeJS.Timeout;
   private readonly sessionIdleMs: number;
+  private readonly limits: TaskServerLimits;
+  private readonly sessionSlots: PrincipalSlots;
+  private readonly listenSlots: PrincipalSlots;
 
   constructor(
     private readonly factory: SessionServerFactory,
-    private readonly engine: TaskEngine,
-    private readonly principals: PrincipalResolver,
-    logger: Logger,
+    private readonly deps: HttpFrontDeps,
     private readonly options: HttpFrontOptions = {},
   ) {
+    this.limits = deps.limits ?? DEFAULT_LIMITS;
     this.modern = createMcpHandler(({ era }) => factory({ era, listTasks: false }), {
       legacy: 'reject',
-      onerror: (error) => logger.debug('2026-07-28 request rejected', { error: error.message }),
+      maxRequestBodySize: this.limits.maxBodyBytes,
+      onerror: (error) => deps.logger.debug('2026-07-28 request rejected', { error: error.message }),
     });
     this.bearer = options.auth
       ? requireBearerAuth({
@@ -83,71 +115,137 @@ export class HttpFront {
     this.allowedHosts = [...(options.allowedHosts ?? localhostAllowedHostnames())];
     this.allowedOrigins = [...(options.allowedOrigins ?? localhostAllowedOrigins())];
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+    this.sessionSlots = new PrincipalSlots(
+      this.limits.maxSessionsPerPrincipal,
+      'maxSessionsPerPrincipal',
+      'open sessions',
+    );
+    this.listenSlots =
+      deps.listenSlots ??
+      new PrincipalSlots(
+        this.limits.maxListenStreamsPerPrincipal,
+        'maxListenStreamsPerPrincipal',
+        'open listen streams',
+      );
     this.sweeper = setInterval(() => this.closeIdleSessions(), Math.min(60_000, this.sessionIdleMs));
     this.sweeper.unref();
   }
 
+  /** Serves one web-standard request: admission from the headers, then the request itself. */
   async fetch(request: Request): Promise<Response> {
+    const admission = await this.admit(request);
+    return admission instanceof Response ? admission : this.serve(request, admission);
+  }
+
+  /**
+   * Decides from the headers alone whether the request may go on: host and origin, the bearer
+   * token, and a principal for it. A verified token that names nobody is refused: a client id
+   * is not a user, and every user of that client would share one principal.
+   */
+  async admit(request: Request): Promise<Admission | Response> {
     const rejected =
       hostHeaderValidationResponse(request, this.allowedHosts) ??
       originValidationResponse(request, this.allowedOrigins);
     if (rejected) return rejected;
-
     let authInfo: AuthInfo | undefined;
     if (this.bearer && (this.options.auth?.required !== false || request.headers.has('authorization'))) {
       const verdict = await this.bearer(request);
-      if (verdict instanceof Response) return verdict;
+      if (verdict instanceof Response) return withConnectionClose(verdict);
       authInfo = verdict;
     }
-    // Workaround 6: the SDK's listen router would drop `taskIds`; serve those streams here.
-    const listen = await readTaskListen(request);
-    if (listen)
-      return serveTaskListen(request, listen, {
-        engine: this.engine,
-        principals: this.principals,
-        ...(authInfo && { authInfo }),
+    const principal = await resolvePrincipal(this.deps.principals, {
+      transport: 'http',
+      headers: request.headers,
+      ...(authInfo && { authInfo }),
+    });
+    if (authInfo && principal === null) {
+      const message = 'The access token names no subject (sub), and nothing else identifies its user';
+      return new Response(JSON.stringify({ error: 'invalid_token', error_description: message }), {
+        status: 401,
+        headers: {
+          'content-type': 'application/json',
+          'www-authenticate': `Bearer error="invalid_token", error_description="${message}"`,
+          connection: 'close',
+        },
       });
-    if (await isLegacyRequest(request)) return this.legacy(request, authInfo);
-    return this.modern.fetch(request, authInfo ? { authInfo } : undefined);
+    }
+    return { ...(authInfo && { authInfo }), principal };
+  }
+
+  /** Serves an admitted request: reads its body within bounds, applies rate limits, routes it. */
+  async serve(request: Request, admission: Admission): Promise<Response> {
+    let parsedBody: unknown;
+    if (request.method.toUpperCase() === 'POST') {
+      const reading = await readJsonBody(request, this.limits);
+      if (!reading.ok) return reading.response;
+      parsedBody = reading.body;
+      const limited = await this.rateLimit(parsedBody, admission.principal);
+      if (limited) return limited;
+    }
+    const authOptions = admission.authInfo ? { authInfo: admission.authInfo } : {};
+    // Workaround 6: the SDK's listen router would drop `taskIds`; serve those streams here.
+    const listen = readTaskListen(request, parsedBody);
+    if (listen) {
+      return serveTaskListen(request, listen, {
+        engine: this.deps.engine,
+        caller: { principal: admission.principal },
+        slots: this.listenSlots,
+        maxTaskIds: this.limits.maxTaskIdsPerListen,
+      });
+    }
+    if (await isLegacyRequest(request, parsedBody)) return this.legacy(request, admission, parsedBody);
+    return this.modern.fetch(request, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
+    for (const session of sessions) session.release();
     await Promise.allSettled(sessions.flatMap(({ transport, server }) => [transport.close(), server.close()]));
     await this.modern.close();
   }
 
-  private async legacy(request: Request, authInfo: AuthInfo | undefined): Promise<Response> {
-    const options = authInfo ? { authInfo } : undefined;
+  /** Each request of a batch counts; the first one over the budget refuses the whole POST. */
+  private async rateLimit(body: unknown, principal: string | null): Promise<Response | undefined> {
+    const rateLimits = this.deps.rateLimits;
+    if (!rateLimits) return undefined;
+    for (const message of Array.isArray(body) ? body : [body]) {
+      if (!isPlainObject(message)) continue;
+      const kind = rateKindOf(message.method);
+      if (!kind) continue;
+      const limited = await rateLimits.consume(principal, kind);
+      if (limited) return limited.toResponse(message.id);
+    }
+    return undefined;
+  }
+
+  private async legacy(request: Request, admission: Admission, parsedBody: unknown): Promise<Response> {
+    const options = {
+      ...(admission.authInfo && { authInfo: admission.authInfo }),
+      ...(parsedBody !== undefined && { parsedBody }),
+    };
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId) {
       const session = this.sessions.get(sessionId);
-      if (!session) {
-        return Response.json(
-          { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null },
-          { status: 404 },
-        );
-      }
+      // Another principal (or an anonymous caller) holding the id learns nothing: same as unknown.
+      if (!session || session.principal !== admission.principal) return sessionNotFound();
       session.lastSeen = Date.now();
       return session.transport.handleRequest(request, options);
     }
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
-    const principal = await resolvePrincipal(this.principals, {
-      transport: 'http',
-      headers: request.headers,
-      ...(authInfo && { authInfo }),
-    });
-    const server = this.factory({ era: 'legacy', listTasks: principal !== null });
+    const release = this.sessionSlots.tryAcquire(admission.principal);
+    if (!release) return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
+    const server = this.factory({ era: 'legacy', listTasks: admission.principal !== null });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { transport, server, lastSeen: Date.now() });
+        this.sessions.set(id, { transport, server, principal: admission.principal, release, lastSeen: Date.now() });
       },
       onsessionclosed: (id) => {
         this.sessions.delete(id);
+        release();
         void server.close();
       },
     });
@@ -155,6 +253,7 @@ export class HttpFront {
     const response = await transport.handleRequest(request, options);
     if (transport.sessionId === undefined) {
       // Not an initialize after all: the transport has answered with its error; drop the pair.
+      release();
       await Promise.allSettled([transport.close(), server.close()]);
     }
     return response;
@@ -165,7 +264,27 @@ export class HttpFront {
     for (const [id, session] of this.sessions) {
       if (session.lastSeen >= cutoff) continue;
       this.sessions.delete(id);
+      session.release();
       void Promise.allSettled([session.transport.close(), session.server.close()]);
     }
   }
+}
+
+function sessionNotFound(): Response {
+  return Response.json(
+    { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null },
+    { status: 404 },
+  );
+}
+
+function errorResponse(error: RpcError, body: unknown, status: number): Response {
+  const id = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+  return Response.json({ jsonrpc: '2.0', id, error: error.toJSON() }, { status });
+}
+
+/** A refused request's body is never read: close the connection rather than drain it. */
+function withConnectionClose(response: Response): Response {
+  const headers = new Headers(response.headers);
+  headers.set('connection', 'close');
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

@@ -3,6 +3,7 @@
  * wired to the dialect adapters. Each SDK workaround of shared/docs/sdk-hosting.md §3 lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
+import { randomBytes } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type JSONRPCRequest,
@@ -13,7 +14,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Caller, TaskEngine } from '../engine/engine.js';
+import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
 import { type DialectA, isTaskA, readTaskRequestA, toTaskA } from '../protocol/dialect-a.js';
 import { type DialectB, type Elicit, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
@@ -29,6 +30,8 @@ import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import type { PrincipalSlots } from './principal-slots.js';
+import { type RateLimits, rateKindOf } from './rate-limits.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -42,6 +45,10 @@ export interface ProtocolServerDeps {
   readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
   readonly instructions?: string;
   readonly logger: Logger;
+  /** Per-principal request budgets. HTTP applies them before dispatch (429); stdio here. */
+  readonly rateLimits?: RateLimits;
+  /** Caps the requests that wait for a task's end (`tasks/result`, SEP-1686 task calls) per principal. */
+  readonly blockingSlots?: PrincipalSlots;
 }
 
 export interface ProtocolServerOptions {
@@ -61,6 +68,17 @@ export interface ProtocolServerOptions {
  * SDK's HTTP 404.) Arguments are validated by the tool registry instead.
  */
 class TaskProtocolServer extends Server {
+  constructor(...args: ConstructorParameters<typeof Server>) {
+    super(...args);
+    // Ids of requests to the client (elicitations) count up from 0 in the SDK, so anyone who
+    // can post to the session could answer them. Each read draws a fresh random id instead.
+    Object.defineProperty(this, '_requestMessageId', {
+      get: unguessableRequestId,
+      set: () => {},
+      configurable: true,
+    });
+  }
+
   /**
    * Tasks exist in protocol 2025-11-25 and later: an older session (2025-06-18, ...) is not
    * offered them (protocol.md §2 rule 4). The SDK asks for the capabilities after negotiating.
@@ -79,6 +97,11 @@ class TaskProtocolServer extends Server {
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     return method === 'tools/call' ? handler : super._wrapHandler(method, handler);
   }
+}
+
+/** 48 random bits, as a number: the SDK increments the field, which must stay numeric. */
+function unguessableRequestId(): number {
+  return randomBytes(6).readUIntBE(0, 6);
 }
 
 const TaskIdParams = { params: z.looseObject({ taskId: z.string() }) };
@@ -145,6 +168,12 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   const handle = <P>(run: (params: P, ctx: ServerContext) => Promise<unknown>): never =>
     (async (params: P, ctx: ServerContext): Promise<Result> => {
       try {
+        // Over HTTP the front has counted the request already (and answers 429 itself).
+        const kind = options.transport === 'stdio' ? rateKindOf(ctx.mcpReq.method) : undefined;
+        if (kind && deps.rateLimits) {
+          const limited = await deps.rateLimits.consume((await caller(ctx)).principal, kind);
+          if (limited) throw limited;
+        }
         return (await run(params, ctx)) as Result;
       } catch (error) {
         throw asProtocolError(error, deps.logger, ctx.mcpReq.method);
@@ -164,11 +193,14 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (request: { params?: Params }, ctx) => {
         const taskRequestA = a && readTaskRequestA(request.params);
         if (a && taskRequestA) {
-          return a.callTool(request.params, taskRequestA, {
-            ...(await legacyCallContext(ctx)),
-            announce: (notification) => ctx.mcpReq.notify(notification as never),
-            ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
-          });
+          const context = await legacyCallContext(ctx);
+          return whileBlocking(deps, context.caller, () =>
+            a.callTool(request.params, taskRequestA, {
+              ...context,
+              announce: (notification) => ctx.mcpReq.notify(notification as never),
+              ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
+            }),
+          );
         }
         const result = await b.callTool(request.params, await legacyCallContext(ctx));
         const task = (result as { task?: { taskId?: string } }).task;
@@ -177,8 +209,13 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       }),
     );
     // A task answers in the dialect that created it; without the SEP-1686 shim that is always B.
-    const createdThroughA = async (params: Params, who: Caller) =>
-      a !== undefined && isTaskA(await asRpc(() => deps.engine.get(who, requireTaskId(params))));
+    // A client-chosen id names a task in the caller's own namespace (see `clientTaskKey`).
+    const createdThroughA = async (params: Params, who: Caller) => {
+      if (!a) return false;
+      requireTaskId(params);
+      const record = await a.find(params, who);
+      return record !== undefined && isTaskA(record);
+    };
     // Workaround 2: every tasks/* handler uses the three-argument schema form.
     server.setRequestHandler(
       'tasks/get',
@@ -194,11 +231,13 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
         if (a && (await createdThroughA(params, who))) return a.getTaskResult(params, who);
-        return b.getTaskResult(
-          params,
-          who,
-          ctx.mcpReq.signal,
-          server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+        return whileBlocking(deps, who, () =>
+          b.getTaskResult(
+            params,
+            who,
+            ctx.mcpReq.signal,
+            server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+          ),
         );
       }),
     );
@@ -212,7 +251,13 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     server.setRequestHandler(
       'tasks/cancel',
       TaskIdParams,
-      handle(async (params: Params, ctx) => b.cancelTask(params, await caller(ctx))),
+      handle(async (params: Params, ctx) => {
+        const who = await caller(ctx);
+        if (!(a && (await createdThroughA(params, who)))) return b.cancelTask(params, who);
+        const clientTaskId = requireTaskId(params);
+        const cancelled = await b.cancelTask({ ...params, taskId: clientTaskKey(who, clientTaskId) }, who);
+        return { ...cancelled, taskId: clientTaskId };
+      }),
     );
     if (options.listTasks) {
       server.setRequestHandler(
@@ -256,6 +301,19 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     );
   }
   return server;
+}
+
+/** Runs a request that waits for a task's end while holding one of the caller's blocking slots. */
+async function whileBlocking<T>(deps: ProtocolServerDeps, who: Caller, run: () => Promise<T>): Promise<T> {
+  const slots = deps.blockingSlots;
+  if (!slots) return run();
+  const release = slots.tryAcquire(who.principal);
+  if (!release) throw slots.refusal();
+  try {
+    return await run();
+  } finally {
+    release();
+  }
 }
 
 /** `tasks/list` with the shim on: each task in the fields of the dialect that created it. */

@@ -2,6 +2,7 @@
  * The entry point most apps need: serve over Streamable HTTP (or stdio with `--stdio`), print
  * where, and shut down cleanly on SIGTERM/SIGINT.
  */
+import { limitsFromEnvironment } from './limits.js';
 import { redisFromEnvironment } from './runtime-choice.js';
 import { createTaskServer, type ListenOptions, type TaskServer, type TaskServerOptions } from './task-server.js';
 
@@ -12,15 +13,17 @@ export interface RunOptions extends TaskServerOptions {
 }
 
 /**
- * Reads `REDIS_URL` (the BullMQ runtime; `REDIS_PREFIX` namespaces its keys) and `WORKERS`
- * (tasks this process runs at once; `0` leaves them to worker processes) from the
- * environment unless the options say otherwise.
+ * Reads `REDIS_URL` (the BullMQ runtime; `REDIS_PREFIX` namespaces its keys), `WORKERS`
+ * (tasks this process runs at once; `0` leaves them to worker processes) and the limits
+ * (`MCP_TASK_<LIMIT>`, see `limitsFromEnvironment`) from the environment unless the options
+ * say otherwise.
  */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const redis = options.redis ?? redisFromEnvironment();
   const workers = options.workers ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
   const server = createTaskServer({
     ...options,
+    limits: { ...limitsFromEnvironment(), ...options.limits },
     ...(redis && { redis }),
     ...(workers !== undefined && { workers }),
   });

@@ -28,8 +28,8 @@ export interface RedisSetup {
 export interface RuntimeChoice {
   readonly redis?: RedisConnection | RedisSetup;
   /**
-   * Tasks this process runs at once. With Redis, `0` leaves all work to worker processes
-   * (default 8); in-process, the default is unlimited.
+   * Tasks this process runs at once (default 8); the rest wait, `working` with the message
+   * `queued`. With Redis, `0` leaves all work to worker processes.
    */
   readonly workers?: number;
 }
@@ -48,7 +48,7 @@ export function chooseRuntime(choice: RuntimeChoice, executor: TaskExecutor, log
     if (choice.workers === 0) {
       throw new RangeError('workers: 0 leaves tasks to worker processes, which needs Redis (set REDIS_URL or `redis`)');
     }
-    return new MemoryTaskRuntime({ executor, ...(choice.workers !== undefined && { concurrency: choice.workers }) });
+    return new MemoryTaskRuntime({ executor, concurrency: choice.workers ?? DEFAULT_WORKER_CONCURRENCY });
   }
   const setup = redisSetup(choice.redis);
   const concurrency = choice.workers ?? DEFAULT_WORKER_CONCURRENCY;
@@ -65,7 +65,7 @@ export function chooseRuntime(choice: RuntimeChoice, executor: TaskExecutor, log
 /** What the start-up log says about durability, so nobody mistakes the embedded runtime for a durable one. */
 export function describeRuntime(runtime: TaskRuntime, workers: number | undefined): string {
   if (runtime.kind === 'memory') {
-    return 'task runtime: in-process (tasks are lost when this process stops; set REDIS_URL for durable tasks)';
+    return `task runtime: in-process, ${workers ?? DEFAULT_WORKER_CONCURRENCY} tasks at once (tasks are lost when this process stops; set REDIS_URL for durable tasks)`;
   }
   const work =
     workers === 0

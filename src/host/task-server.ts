@@ -6,8 +6,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type { Server } from '@modelcontextprotocol/server';
+import type { AuthInfo, Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import type { Redis } from 'ioredis';
 import { TaskEngine } from '../engine/engine.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
@@ -15,13 +16,17 @@ import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
+import { closeClient, createRedisClient, DEFAULT_PREFIX, DEFAULT_QUEUE } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { createConsoleLogger, type Logger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { HttpFront, type HttpFrontOptions } from './http-front.js';
+import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
+import { resolveLimits, type TaskServerLimits } from './limits.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
+import { PrincipalSlots } from './principal-slots.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
-import { chooseRuntime, describeRuntime, type RuntimeChoice } from './runtime-choice.js';
+import { RateLimits } from './rate-limits.js';
+import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, redisSetup } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
 
 export interface TaskServerOptions extends RuntimeChoice {
@@ -52,6 +57,12 @@ export interface TaskServerOptions extends RuntimeChoice {
   /** Who owns a task. See `defaultPrincipalResolver`. */
   readonly resolvePrincipal?: PrincipalResolver;
   readonly http?: HttpFrontOptions;
+  /**
+   * Bounds on what one caller may send, hold and ask for; each has a documented default (see
+   * `DEFAULT_LIMITS` and the README's "Limits" table). `runTaskServer` also reads them from
+   * `MCP_TASK_<NAME>` environment variables.
+   */
+  readonly limits?: Partial<TaskServerLimits>;
   readonly logger?: Logger;
 }
 
@@ -87,18 +98,28 @@ export interface TaskServer {
 
 export function createTaskServer(options: TaskServerOptions): TaskServer {
   const logger = options.logger ?? createConsoleLogger();
-  const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger });
+  const limits = resolveLimits(options.limits);
+  const registry = new ToolRegistry({
+    manifest: options.manifest,
+    instances: options.instances,
+    logger,
+    maxResultBytes: limits.maxResultBytes,
+  });
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
       : (options.runtime ?? chooseRuntime(options, registry, logger));
   const engine = new TaskEngine({
     runtime,
-    ...(options.policy && { policy: options.policy }),
+    policy: { maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal, ...options.policy },
+    maxListPageBytes: limits.maxListPageBytes,
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
   });
-  const calls = new ToolCalls(engine, registry);
+  const calls = new ToolCalls(engine, registry, limits);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
+  // On Redis the rate counters are shared by every server process of the app.
+  const rateStore = options.redis && !options.runtime ? rateLimitStore(redisSetup(options.redis), logger) : undefined;
+  const rateLimits = new RateLimits(limits, rateStore);
   const deps: ProtocolServerDeps = {
     engine,
     dialectB: new DialectB(calls),
@@ -112,6 +133,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     ...(options.instructions !== undefined && { instructions: options.instructions }),
     logger,
+    rateLimits,
+    blockingSlots: new PrincipalSlots(
+      limits.maxBlockingResultsPerPrincipal,
+      'maxBlockingResultsPerPrincipal',
+      'waiting tasks/result calls',
+    ),
   };
 
   const serverFor = (unit: { era: Era; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
@@ -133,9 +160,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
   const front = new HttpFront(
     (unit) => serverFor({ ...unit, transport: 'http' }),
-    engine,
-    principals,
-    logger,
+    { engine, principals, logger, limits, rateLimits },
     options.http,
   );
   const listeners = new Set<ListeningServer>();
@@ -152,16 +177,37 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       const path = listen.path ?? '/mcp';
       const host = listen.host ?? process.env.HOST ?? '127.0.0.1';
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
-      const handle = toNodeHandler({ fetch: (request: Request) => front.fetch(request) });
-      const server = http.createServer((req, res) => {
+      // The body is read (bounded) only for requests the front admitted from their headers.
+      const handle = toNodeHandler(
+        {
+          fetch: async (request: Request, options?: { authInfo?: AuthInfo }) => {
+            // toNodeHandler hands over a new Request; the admission travels as its `authInfo`.
+            const admission =
+              (options?.authInfo as AdmittedAuth | undefined)?.[ADMISSION] ?? (await front.admit(request));
+            return admission instanceof Response ? admission : front.serve(request, admission);
+          },
+        },
+        { maxRequestBodySize: limits.maxBodyBytes },
+      );
+      const server = http.createServer(async (req, res) => {
         const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
         if (pathname !== path) {
           res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);
           return;
         }
+        const admission = await front.admit(headersOnly(req));
+        if (admission instanceof Response) {
+          await writeWithoutBody(res, admission);
+          return;
+        }
+        (req as { auth?: AuthInfo }).auth = carryAdmission(admission);
         flushEventStreamHeaders(res);
         void handle(req, res);
       });
+      server.maxConnections = limits.maxConnections;
+      server.headersTimeout = limits.headersTimeoutMs;
+      server.requestTimeout = limits.requestTimeoutMs;
+      server.keepAliveTimeout = limits.keepAliveTimeoutMs;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => resolve());
@@ -193,8 +239,53 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       await Promise.allSettled([...stdioHandles].map((handle) => handle.close()));
       await front.close();
       await runtime.close();
+      if (rateStore) await closeClient(rateStore.redis);
     },
   };
+}
+
+/** The Redis connection the rate limits count in, under the app's key prefix. */
+function rateLimitStore(setup: RedisSetup, logger: Logger): { redis: Redis; prefix: string } {
+  return {
+    redis: createRedisClient(setup.connection, 'request', logger, 'rate-limits'),
+    prefix: `${setup.prefix ?? DEFAULT_PREFIX}::${setup.queue ?? DEFAULT_QUEUE}`,
+  };
+}
+
+const ADMISSION = Symbol('mcp-task-server admission');
+type AdmittedAuth = AuthInfo & { [ADMISSION]?: Admission };
+
+/**
+ * The node adapter passes `req.auth` on as the request's `authInfo`; the admission rides along
+ * on it, so the front does not resolve the principal twice. Without a token there is no
+ * `AuthInfo` to give the SDK, so the carrier is an object the front unwraps again.
+ */
+function carryAdmission(admission: Admission): AuthInfo {
+  const carrier = (admission.authInfo ? { ...admission.authInfo } : {}) as AdmittedAuth;
+  carrier[ADMISSION] = admission;
+  return carrier;
+}
+
+/** The request's method, URL and headers, without its body: all admission may look at. */
+function headersOnly(req: http.IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
+    method: req.method ?? 'GET',
+    headers,
+  });
+}
+
+/** Answers a refused request without reading its body, and closes the connection so none is drained. */
+async function writeWithoutBody(res: http.ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of response.headers) headers[name] = value;
+  headers.connection = 'close';
+  res.writeHead(response.status, headers);
+  res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 /**

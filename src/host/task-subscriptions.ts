@@ -4,7 +4,6 @@
  * requests are served here: an SSE stream that opens with the acknowledgement and then carries
  * `notifications/tasks` (the task as `tasks/get` would show it) on every change.
  */
-import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { isVisibleTo } from '../engine/engine.js';
 import type { TaskRecord } from '../engine/task.js';
@@ -16,28 +15,20 @@ import {
 } from '../protocol/dialect-c.js';
 import { isPlainObject } from '../protocol/params.js';
 import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
-import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import type { PrincipalSlots } from './principal-slots.js';
 
 const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
-/** A stream follows this many tasks at most; more is a client bug or abuse. */
-const MAX_TASK_IDS = 1000;
 
 interface ListenRequest {
   readonly id: string | number;
   readonly params: { readonly _meta?: Record<string, unknown>; readonly notifications: { readonly taskIds: unknown } };
 }
 
-/** Whether `request` is a task listen this module serves; reads the body only when the header says so. */
-export async function readTaskListen(request: Request): Promise<ListenRequest | undefined> {
+/** Whether `request` is a task listen this module serves (its body already read and parsed). */
+export function readTaskListen(request: Request, body: unknown): ListenRequest | undefined {
   if (request.method !== 'POST' || request.headers.get('mcp-method')?.trim() !== 'subscriptions/listen')
     return undefined;
-  let body: unknown;
-  try {
-    body = await request.clone().json();
-  } catch {
-    return undefined;
-  }
   if (!isPlainObject(body) || body.method !== 'subscriptions/listen' || !isPlainObject(body.params)) return undefined;
   const notifications = body.params.notifications;
   if (!isPlainObject(notifications) || notifications.taskIds === undefined) return undefined;
@@ -47,8 +38,12 @@ export async function readTaskListen(request: Request): Promise<ListenRequest | 
 
 export interface TaskListenDeps {
   readonly engine: TaskEngine;
-  readonly principals: PrincipalResolver;
-  readonly authInfo?: AuthInfo;
+  /** Who the HTTP front admitted. */
+  readonly caller: Caller;
+  /** Open streams per principal; a stream holds its slot until it closes. */
+  readonly slots: PrincipalSlots;
+  /** Task ids one stream may follow. */
+  readonly maxTaskIds: number;
 }
 
 export async function serveTaskListen(
@@ -70,25 +65,21 @@ export async function serveTaskListen(
   const requested = listen.params.notifications.taskIds;
   if (
     !Array.isArray(requested) ||
-    requested.length > MAX_TASK_IDS ||
+    requested.length > deps.maxTaskIds ||
     !requested.every((id) => typeof id === 'string')
   ) {
     return errorResponse(
       listen.id,
       new RpcError(
         ErrorCode.InvalidParams,
-        `notifications.taskIds must be an array of at most ${MAX_TASK_IDS} task ids`,
+        `notifications.taskIds must be an array of at most ${deps.maxTaskIds} task ids (maxTaskIdsPerListen)`,
       ),
       400,
     );
   }
-  const caller: Caller = {
-    principal: await resolvePrincipal(deps.principals, {
-      transport: 'http',
-      headers: request.headers,
-      ...(deps.authInfo && { authInfo: deps.authInfo }),
-    }),
-  };
+  const caller = deps.caller;
+  const release = deps.slots.tryAcquire(caller.principal);
+  if (!release) return errorResponse(listen.id, deps.slots.refusal(), 429);
   // Subscribe before reading, so a change between a read and the subscription is not lost;
   // changes that arrive before the acknowledgement are held and sent after it.
   const wanted = new Set(requested as string[]);
@@ -107,7 +98,10 @@ export async function serveTaskListen(
   const tag = { [SUBSCRIPTION_ID_META_KEY]: listen.id };
 
   const encoder = new TextEncoder();
-  let stop = () => unsubscribe();
+  const stop = () => {
+    unsubscribe();
+    release();
+  };
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (message: unknown) => {
@@ -134,7 +128,6 @@ export async function serveTaskListen(
         if (record.lastUpdatedAt > (current.get(record.taskId)?.lastUpdatedAt ?? -1)) notify(record);
       }
       deliver = notify;
-      stop = () => unsubscribe();
     },
     cancel() {
       stop();

@@ -6,6 +6,7 @@ import { type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runt
 import type { TaskManifest } from '../tools/definition.js';
 import { createConsoleLogger, type Logger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { limitsFromEnvironment } from './limits.js';
 import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisFromEnvironment, redisSetup } from './runtime-choice.js';
 
 export interface TaskWorkerProcessOptions {
@@ -15,13 +16,21 @@ export interface TaskWorkerProcessOptions {
   readonly redis: RedisConnection | RedisSetup;
   /** Tasks this process runs at once (default 8). */
   readonly concurrency?: number;
+  /** Largest result a task may store (default 4 MiB, or `MCP_TASK_MAX_RESULT_BYTES`); a bigger one fails the task. */
+  readonly maxResultBytes?: number;
   readonly logger?: Logger;
 }
 
 export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker {
   const logger = options.logger ?? createConsoleLogger();
   const setup = redisSetup(options.redis);
-  const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger });
+  const maxResultBytes = options.maxResultBytes ?? limitsFromEnvironment().maxResultBytes;
+  const registry = new ToolRegistry({
+    manifest: options.manifest,
+    instances: options.instances,
+    logger,
+    ...(maxResultBytes !== undefined && { maxResultBytes }),
+  });
   return new TaskWorker({
     ...setup.worker,
     executor: registry,

@@ -11,6 +11,8 @@ export { isTaskPaused, TaskPaused } from './engine/errors.js';
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
+export type { TaskServerLimits } from './host/limits.js';
+export { DEFAULT_LIMITS, environmentName, limitsFromEnvironment } from './host/limits.js';
 export type { PrincipalResolver, PrincipalSource } from './host/principal.js';
 export { defaultPrincipalResolver } from './host/principal.js';
 export type { RunOptions } from './host/run.js';
@@ -18,6 +20,8 @@ export { runTaskServer } from './host/run.js';
 export type { RedisSetup, RuntimeChoice } from './host/runtime-choice.js';
 export type { ListeningServer, ListenOptions, TaskServer, TaskServerOptions } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
+export type { TokenTableEntry } from './host/token-table.js';
+export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
 export type {

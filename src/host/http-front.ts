@@ -24,7 +24,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { TaskEngine } from '../engine/engine.js';
 import { isPlainObject } from '../protocol/params.js';
-import type { RpcError } from '../protocol/rpc-error.js';
+import { ErrorCode, type RpcError } from '../protocol/rpc-error.js';
 import type { Logger } from '../tools/logger.js';
 import { readJsonBody } from './json-body.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
@@ -147,6 +147,8 @@ export class HttpFront {
       hostHeaderValidationResponse(request, this.allowedHosts) ??
       originValidationResponse(request, this.allowedOrigins);
     if (rejected) return rejected;
+    const declared = Number(request.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > this.limits.maxBodyBytes) return bodyTooLarge(this.limits.maxBodyBytes);
     let authInfo: AuthInfo | undefined;
     if (this.bearer && (this.options.auth?.required !== false || request.headers.has('authorization'))) {
       const verdict = await this.bearer(request);
@@ -268,6 +270,20 @@ export class HttpFront {
       void Promise.allSettled([session.transport.close(), session.server.close()]);
     }
   }
+}
+
+export function bodyTooLarge(maxBodyBytes: number): Response {
+  return Response.json(
+    {
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: ErrorCode.InvalidRequest,
+        message: `The request body is over the ${maxBodyBytes}-byte limit (maxBodyBytes)`,
+      },
+    },
+    { status: 413, headers: { connection: 'close' } },
+  );
 }
 
 function sessionNotFound(): Response {

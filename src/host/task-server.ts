@@ -189,7 +189,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         },
         { maxRequestBodySize: limits.maxBodyBytes },
       );
-      const server = http.createServer(async (req, res) => {
+      // Timeouts are checked this often (Node's default, 30 s, would let a slow client hold a
+      // connection for up to 30 s past its timeout).
+      const checkEvery = Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs);
+      const server = http.createServer({ connectionsCheckingInterval: checkEvery }, async (req, res) => {
         const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
         if (pathname !== path) {
           res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);

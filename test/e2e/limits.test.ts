@@ -338,7 +338,7 @@ describe('quotas per principal', () => {
       error: { code: -32010, message: expect.stringMatching(/limit is 3 \(maxSessionsPerPrincipal\)/) },
     });
     const bob = await connectV1(running.url, { token: 'bob' });
-    await (sessions[0]?.transport as StreamableHTTPClientTransport).terminateSession();
+    await (sessions[0]?.transport as StreamableHTTPClientTransport | undefined)?.terminateSession();
     const again = await connectV1(running.url, { token: 'carol' });
     await Promise.all([...sessions, again, bob].map((client) => client.close()));
     for (const client of [...sessions.slice(1), again]) {

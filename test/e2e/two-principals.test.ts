@@ -159,7 +159,9 @@ function describeTwoPrincipals(runtime: 'memory' | 'bullmq', extra: () => Partia
       expect(anonymous.error?.code).toBe(-32602);
       const listen = await listenForTasks(url, [taskId], { headers: bearer('bob') });
       const ack = await listen.stream?.next((message) => message.method === 'notifications/subscriptions/acknowledged');
-      expect((ack?.params as { notifications: { taskIds: string[] } }).notifications.taskIds).toEqual([]);
+      expect((ack?.params as { notifications?: { taskIds: string[] } } | undefined)?.notifications?.taskIds).toEqual(
+        [],
+      );
       listen.stream?.close();
       const still = await rpc2026(url, 'tasks/get', { taskId }, { headers: bearer('alice') });
       expect(still.result?.status).toBe('input_required');

@@ -33,8 +33,23 @@ export interface TaskPage {
   readonly nextCursor?: string;
 }
 
+/**
+ * A fact for the audit trail: who did what to which task of which tool. Never the arguments,
+ * answers or results themselves.
+ */
+export interface AuditEvent {
+  readonly event: 'task.created' | 'task.answered' | 'task.cancelled' | 'task.deleted' | 'task.result_read';
+  readonly principal: string | null;
+  readonly taskId: string;
+  readonly tool: string;
+}
+
+export type AuditSink = (event: AuditEvent) => void;
+
 export interface TaskEngineOptions {
   readonly runtime: TaskRuntime;
+  /** Receives a fact for every create, answer, cancel, delete and result handed out. */
+  readonly audit?: AuditSink;
   readonly policy?: Partial<TaskPolicy>;
   readonly pageSize?: number;
   /** A `tasks/list` page also stops before its tasks' summaries add up to more bytes than this. */
@@ -50,12 +65,14 @@ export class TaskEngine {
   private readonly pageSize: number;
   private readonly maxListPageBytes: number;
   private readonly clock: () => number;
+  private readonly audit: AuditSink;
 
   constructor(options: TaskEngineOptions) {
     this.runtime = options.runtime;
     this.policy = { ...DEFAULT_TASK_POLICY, ...options.policy };
     this.pageSize = options.pageSize ?? 50;
     this.maxListPageBytes = options.maxListPageBytes ?? 1024 * 1024;
+    this.audit = options.audit ?? (() => {});
     this.clock = options.clock ?? Date.now;
   }
 
@@ -87,6 +104,7 @@ export class TaskEngine {
       // The work finished between our read and the cancel: report what really happened.
       throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${after.status}'`);
     }
+    this.emit('task.cancelled', caller, after);
     return after;
   }
 
@@ -107,13 +125,28 @@ export class TaskEngine {
       return outcome.change;
     });
     if (!after) throw taskNotFound(taskId);
+    if (outcome.accepted.length > 0) this.emit('task.answered', caller, after);
     return outcome;
   }
 
   /** Deletes a task the caller owns, stopping its work first (SEP-1686 `tasks/delete`). */
   async delete(caller: Caller, taskId: string): Promise<void> {
-    await this.get(caller, taskId);
+    const record = await this.get(caller, taskId);
     if (!(await this.runtime.remove(taskId))) throw taskNotFound(taskId);
+    this.emit('task.deleted', caller, record);
+  }
+
+  /** The adapters call this when they hand a task's result (or error) to its caller. */
+  resultRead(caller: Caller, record: TaskRecord): void {
+    this.emit('task.result_read', caller, record);
+  }
+
+  private emit(event: AuditEvent['event'], caller: Caller, record: TaskRecord): void {
+    try {
+      this.audit({ event, principal: caller.principal, taskId: record.taskId, tool: record.tool });
+    } catch {
+      // The audit trail must not fail the request it records.
+    }
   }
 
   /**
@@ -158,6 +191,10 @@ export class TaskEngine {
         },
         maxLive === null ? {} : { maxLiveForOwner: maxLive },
       )
+      .then((record) => {
+        this.emit('task.created', caller, record);
+        return record;
+      })
       .catch((error: unknown) => {
         if (!(error instanceof TaskError && error.code === 'LIMIT_EXCEEDED') || maxLive === null) throw error;
         throw new LimitExceeded(

@@ -36,7 +36,7 @@ export class RateLimits {
       TaskServerLimits,
       'createsPerSecond' | 'createBurst' | 'readsPerSecond' | 'readBurst'
     >,
-    store?: { readonly redis: Redis; readonly prefix: string },
+    private readonly store?: { readonly redis: Redis; readonly prefix: string },
   ) {
     const make = (kind: RateKind, points: number, duration: number, label: string): RateLimiterAbstract =>
       store
@@ -66,6 +66,7 @@ export class RateLimits {
    */
   async consume(principal: string | null, kind: RateKind): Promise<RateLimited | undefined> {
     try {
+      await this.storeReady();
       await this.limiters[kind].consume(principal === null ? 'anonymous' : `p:${principal}`);
       return undefined;
     } catch (error) {
@@ -78,7 +79,24 @@ export class RateLimits {
       return new RateLimited(limit, value, retryAfterMs, kind);
     }
   }
+
+  private async storeReady(): Promise<void> {
+    const redis = this.store?.redis;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, STORE_READY_WAIT_MS);
+      redis.once('ready', done);
+    });
+  }
 }
+
+/** Right after start the Redis connection may still be opening: wait for it briefly rather than count nothing. */
+const STORE_READY_WAIT_MS = 1000;
 
 /** Over a rate limit: HTTP answers 429 with `Retry-After`; stdio gets this error, the delay in `data`. */
 export class RateLimited extends RpcError {

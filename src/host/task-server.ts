@@ -20,6 +20,7 @@ import { closeClient, createRedisClient, DEFAULT_PREFIX, DEFAULT_QUEUE } from '.
 import type { TaskManifest } from '../tools/definition.js';
 import { createConsoleLogger, type Logger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { auditLog } from './audit.js';
 import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
@@ -111,6 +112,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       : (options.runtime ?? chooseRuntime(options, registry, logger));
   const engine = new TaskEngine({
     runtime,
+    audit: auditLog(logger),
     policy: { maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal, ...options.policy },
     maxListPageBytes: limits.maxListPageBytes,
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),

@@ -134,7 +134,7 @@ export class DialectA {
             )
           : this.calls.engine.waitForTerminal(ctx.caller, taskId, ctx.signal),
       );
-      return this.resultOf(done);
+      return this.resultOf(done, ctx.caller);
     } finally {
       ctx.signal.removeEventListener('abort', onCancel);
     }
@@ -163,7 +163,7 @@ export class DialectA {
         `Cannot retrieve result: Task status is '${toTaskA(record).status}', not 'completed'`,
       );
     }
-    return this.resultOf(record);
+    return this.resultOf(record, caller);
   }
 
   async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskA[]; nextCursor?: string }> {
@@ -176,8 +176,9 @@ export class DialectA {
     return {};
   }
 
-  private resultOf(record: TaskRecord): Record<string, unknown> {
+  private resultOf(record: TaskRecord, caller: Caller): Record<string, unknown> {
     const outcome = record.outcome;
+    if (outcome) this.calls.engine.resultRead(caller, record);
     if (outcome?.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     if (!outcome || !isTerminal(record.status)) {
       throw new RpcError(ErrorCode.InternalError, `Task ${clientIdOf(record)} was ${record.status}`, {

@@ -5,7 +5,9 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,8 @@ import { taskManifest } from '../../examples/conformance-fixture/src/__generated
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import type { TaskServerLimits } from '../../src/host/limits.js';
 import { tokenTableVerifier } from '../../src/host/token-table.js';
+import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
+import { startAppProcess } from './processes.js';
 import { connectV1, listenForTasks, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
 
 const verifier = tokenTableVerifier({
@@ -22,6 +26,7 @@ const verifier = tokenTableVerifier({
   dave: { sub: 'dave', clientId: 'c1' },
 });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const repoRoot = path.resolve(import.meta.dirname, '../..');
 
 function start(limits: Partial<TaskServerLimits>, extra: { workers?: number } = {}): Promise<RunningServer> {
   return startServer({
@@ -520,4 +525,88 @@ describe('connections', () => {
     await closed(socket);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+});
+
+describeWithRedis('rate limits on Redis', () => {
+  const prefix = randomPrefix();
+  afterAll(() => deleteKeysUnder(prefix));
+
+  it('are shared by every server process of the app', async () => {
+    const options = {
+      manifest: taskManifest,
+      instances: [new FixtureTools()],
+      http: { auth: { verifier } },
+      redis: { connection: REDIS_URL, prefix },
+      limits: { createsPerSecond: 1, createBurst: 1 },
+    };
+    const [one, two] = await Promise.all([startServer(options), startServer(options)]);
+    try {
+      const create = (url: string) =>
+        rpc2026(
+          url,
+          'tools/call',
+          { name: 'slow_compute', arguments: { seconds: 0, label: 's' } },
+          { headers: bearer('alice') },
+        );
+      expect((await create(one.url)).status).toBe(200);
+      expect((await create(one.url)).status).toBe(200);
+      const third = await create(two.url);
+      expect(third.status).toBe(429);
+      expect(third.error).toMatchObject({ code: -32011, data: { limit: 'createsPerSecond' } });
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+});
+
+describe('limits from the environment, and the fixture conventions', () => {
+  it('over stdio, refuses a create over the rate limit with -32011 and the delay in data', async () => {
+    const client = new Client({ name: 'limits-stdio', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [
+          '--conditions=mcp-task-server-source',
+          '--import',
+          'tsx',
+          'examples/conformance-fixture/server.ts',
+          '--stdio',
+        ],
+        cwd: repoRoot,
+        env: {
+          ...(process.env as Record<string, string>),
+          MCP_TASK_LOG_LEVEL: 'warn',
+          MCP_TASK_CREATES_PER_SECOND: '1',
+          MCP_TASK_CREATE_BURST: '1',
+        },
+        stderr: 'inherit',
+      }),
+    );
+    try {
+      const create = () => startTaskB(client, 'slow_compute', { seconds: 0, label: 'stdio' });
+      await create();
+      await create();
+      await expect(create()).rejects.toMatchObject({
+        code: -32011,
+        data: { limit: 'createsPerSecond', value: 1, retryAfterMs: expect.any(Number) },
+      });
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('npm run fixture with FIXTURE_TOKENS requires a token from the table that names a subject', async () => {
+    const app = await startAppProcess('conformance-fixture', 'server', {
+      FIXTURE_TOKENS: JSON.stringify({ 'tok-alice': { sub: 'alice', clientId: 'c1' }, 'tok-app': { clientId: 'c1' } }),
+    });
+    try {
+      const url = app.url as string;
+      expect((await rpc2026(url, 'tools/list')).status).toBe(401);
+      expect((await rpc2026(url, 'tools/list', {}, { headers: bearer('tok-unknown') })).status).toBe(401);
+      expect((await rpc2026(url, 'tools/list', {}, { headers: bearer('tok-app') })).status).toBe(401);
+      expect((await rpc2026(url, 'tools/list', {}, { headers: bearer('tok-alice') })).status).toBe(200);
+    } finally {
+      await app.stop();
+    }
+  }, 30_000);
 });

@@ -4,7 +4,18 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: {
     // Tests run against the source, as the examples do through the `mcp-task-server-source` export condition.
-    alias: { 'mcp-task-server': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    // Subpath exports first: a plain 'mcp-task-server' key would also match 'mcp-task-server/client'.
+    alias: [
+      {
+        find: /^mcp-task-server\/client$/,
+        replacement: fileURLToPath(new URL('./src/client/index.ts', import.meta.url)),
+      },
+      {
+        find: /^mcp-task-server\/testing$/,
+        replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
+      },
+      { find: /^mcp-task-server$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    ],
   },
   esbuild: {
     // Lower TC39 decorators: Node 20 cannot parse them.

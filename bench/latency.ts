@@ -25,6 +25,7 @@ import {
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { taskManifest } from '../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../examples/conformance-fixture/src/general-tools.js';
 import { createTaskServer, type TaskServerOptions } from '../src/host/task-server.js';
 import type { TaskContext } from '../src/tools/context.js';
 import { silentLogger } from '../src/tools/logger.js';
@@ -69,7 +70,7 @@ interface Latencies {
 async function measureFramework(name: string, options: Partial<TaskServerOptions>): Promise<Latencies> {
   const server = createTaskServer({
     manifest: taskManifest,
-    instances: [new TimedTools()],
+    instances: [new TimedTools(), new GeneralTools()],
     logger: silentLogger,
     ...options,
   });

@@ -8,6 +8,7 @@
 export type { MethodDecorator, NeedsInputOptions, TaskOptions, ToolOptions } from './decorators/index.js';
 export { NeedsInput, Task, Tool } from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
+export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
@@ -18,12 +19,20 @@ export { defaultPrincipalResolver } from './host/principal.js';
 export type { RunOptions } from './host/run.js';
 export { runTaskServer } from './host/run.js';
 export type { RedisSetup, RuntimeChoice } from './host/runtime-choice.js';
-export type { ListeningServer, ListenOptions, TaskServer, TaskServerOptions } from './host/task-server.js';
+export type {
+  ListeningServer,
+  ListenOptions,
+  MetricsOptions,
+  TaskServer,
+  TaskServerOptions,
+} from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
 export type { TokenTableEntry } from './host/token-table.js';
 export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
+export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
+export { createPinoLogger, loggerFromPino } from './observe/log.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,
@@ -42,7 +51,7 @@ export type {
   TaskSupport,
   TaskToolDefinition,
 } from './tools/definition.js';
-export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION } from './tools/definition.js';
+export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
 export { JsonRpcError, ManifestError } from './tools/errors.js';
 export type { Logger } from './tools/logger.js';
 export { createConsoleLogger, silentLogger } from './tools/logger.js';

@@ -15,12 +15,13 @@ import {
 } from '../../test/e2e/support.js';
 import { taskManifest } from './src/__generated__/tasks.generated.js';
 import { FixtureTools } from './src/fixture-tools.js';
+import { GeneralTools } from './src/general-tools.js';
 
 let running: RunningServer;
 let client: Client;
 
 beforeAll(async () => {
-  running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()] });
+  running = await startServer({ manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] });
   client = await connectV1(running.url);
 });
 

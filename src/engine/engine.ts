@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceeded, TaskError, taskNotFound } from './errors.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
+import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { TaskListener, TaskRuntime } from './runtime.js';
 import { jsonBytes } from './sizes.js';
@@ -33,28 +34,15 @@ export interface TaskPage {
   readonly nextCursor?: string;
 }
 
-/**
- * A fact for the audit trail: who did what to which task of which tool. Never the arguments,
- * answers or results themselves.
- */
-export interface AuditEvent {
-  readonly event: 'task.created' | 'task.answered' | 'task.cancelled' | 'task.deleted' | 'task.result_read';
-  readonly principal: string | null;
-  readonly taskId: string;
-  readonly tool: string;
-}
-
-export type AuditSink = (event: AuditEvent) => void;
-
 export interface TaskEngineOptions {
   readonly runtime: TaskRuntime;
-  /** Receives a fact for every create, answer, cancel, delete and result handed out. */
-  readonly audit?: AuditSink;
   readonly policy?: Partial<TaskPolicy>;
   readonly pageSize?: number;
   /** A `tasks/list` page also stops before its tasks' summaries add up to more bytes than this. */
   readonly maxListPageBytes?: number;
   readonly clock?: () => number;
+  /** Told of each task created, cancelled or answered through this engine. */
+  readonly observer?: TaskObserver;
 }
 
 export const CANCELLED_BY_CLIENT = 'cancelled by client';
@@ -65,14 +53,14 @@ export class TaskEngine {
   private readonly pageSize: number;
   private readonly maxListPageBytes: number;
   private readonly clock: () => number;
-  private readonly audit: AuditSink;
+  private readonly observer: TaskObserver;
 
   constructor(options: TaskEngineOptions) {
     this.runtime = options.runtime;
+    this.observer = options.observer ?? noObserver;
     this.policy = { ...DEFAULT_TASK_POLICY, ...options.policy };
     this.pageSize = options.pageSize ?? 50;
     this.maxListPageBytes = options.maxListPageBytes ?? 1024 * 1024;
-    this.audit = options.audit ?? (() => {});
     this.clock = options.clock ?? Date.now;
   }
 
@@ -104,7 +92,7 @@ export class TaskEngine {
       // The work finished between our read and the cancel: report what really happened.
       throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${after.status}'`);
     }
-    this.emit('task.cancelled', caller, after);
+    this.observer.observe({ type: 'cancelled', task: this.facts(after) });
     return after;
   }
 
@@ -125,7 +113,9 @@ export class TaskEngine {
       return outcome.change;
     });
     if (!after) throw taskNotFound(taskId);
-    if (outcome.accepted.length > 0) this.emit('task.answered', caller, after);
+    if (outcome.accepted.length > 0) {
+      this.observer.observe({ type: 'answered', task: this.facts(after), keys: outcome.accepted });
+    }
     return outcome;
   }
 
@@ -133,20 +123,15 @@ export class TaskEngine {
   async delete(caller: Caller, taskId: string): Promise<void> {
     const record = await this.get(caller, taskId);
     if (!(await this.runtime.remove(taskId))) throw taskNotFound(taskId);
-    this.emit('task.deleted', caller, record);
+    this.observer.observe({ type: 'deleted', task: this.facts(record) });
   }
 
-  /** The adapters call this when they hand a task's result (or error) to its caller. */
-  resultRead(caller: Caller, record: TaskRecord): void {
-    this.emit('task.result_read', caller, record);
-  }
-
-  private emit(event: AuditEvent['event'], caller: Caller, record: TaskRecord): void {
-    try {
-      this.audit({ event, principal: caller.principal, taskId: record.taskId, tool: record.tool });
-    } catch {
-      // The audit trail must not fail the request it records.
-    }
+  /**
+   * The adapters call this when they hand a task's result (or error) to the caller, so the
+   * audit trail (with create, answer, cancel and delete) says who read what.
+   */
+  resultRead(_caller: Caller, record: TaskRecord): void {
+    this.observer.observe({ type: 'result_read', task: this.facts(record) });
   }
 
   /**
@@ -167,7 +152,7 @@ export class TaskEngine {
     });
   }
 
-  private store(
+  private async store(
     caller: Caller,
     taskId: string,
     request: CreateTaskRequest,
@@ -175,8 +160,9 @@ export class TaskEngine {
   ): Promise<TaskRecord> {
     const now = this.clock();
     const maxLive = this.policy.maxLiveTasksPerOwner;
-    return this.runtime
-      .create(
+    let record: TaskRecord;
+    try {
+      record = await this.runtime.create(
         {
           taskId,
           owner: caller.principal,
@@ -190,19 +176,21 @@ export class TaskEngine {
           ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
         },
         maxLive === null ? {} : { maxLiveForOwner: maxLive },
-      )
-      .then((record) => {
-        this.emit('task.created', caller, record);
-        return record;
-      })
-      .catch((error: unknown) => {
-        if (!(error instanceof TaskError && error.code === 'LIMIT_EXCEEDED') || maxLive === null) throw error;
-        throw new LimitExceeded(
-          'maxLiveTasksPerPrincipal',
-          maxLive,
-          `Too many unfinished tasks for this caller: the limit is ${maxLive} (maxLiveTasksPerPrincipal); wait for some to end or cancel them`,
-        );
-      });
+      );
+    } catch (error) {
+      if (!(error instanceof TaskError && error.code === 'LIMIT_EXCEEDED') || maxLive === null) throw error;
+      throw new LimitExceeded(
+        'maxLiveTasksPerPrincipal',
+        maxLive,
+        `Too many unfinished tasks for this caller: the limit is ${maxLive} (maxLiveTasksPerPrincipal); wait for some to end or cancel them`,
+      );
+    }
+    this.observer.observe({ type: 'created', task: this.facts(record), ttlMs: record.ttlMs });
+    return record;
+  }
+
+  private facts(record: TaskRecord) {
+    return factsOf(record, this.runtime.jobIdOf?.(record.taskId));
   }
 
   async list(caller: Caller, cursor?: string): Promise<TaskPage> {

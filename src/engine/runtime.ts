@@ -73,6 +73,19 @@ export interface TaskRuntime {
    */
   subscribe(listener: TaskListener, onGap?: () => void): () => void;
   close(): Promise<void>;
+  /** The queue job that runs the task, on runtimes that have jobs (for logs). */
+  jobIdOf?(taskId: string): string | undefined;
+  /** Resolves when the runtime can serve (its store answers); rejects with the reason otherwise. */
+  checkReady?(): Promise<void>;
+  /** Tasks and jobs by state right now, as cheaply as the runtime can count them (for metrics). */
+  stats?(): Promise<RuntimeStats>;
+}
+
+export interface RuntimeStats {
+  /** Tasks by state: `working`, `input_required`, `parked` (waiting for answers without a worker). */
+  readonly tasks?: Readonly<Record<string, number>>;
+  /** Queue jobs by state (`waiting`, `active`, `delayed`), on runtimes with a queue. */
+  readonly queue?: Readonly<Record<string, number>>;
 }
 
 /** Progress a running task reports: the message becomes `statusMessage`, numbers `progress`. */
@@ -100,9 +113,21 @@ export function progressReportChange(current: TaskRecord, update: ProgressUpdate
   };
 }
 
+/** Where and how a run happens, as the runtime knows it: for logs and traces. */
+export interface RunPlacement {
+  /** The process running it (`host:pid`). */
+  readonly worker: string;
+  readonly jobId?: string;
+  /** The method already ran for this task before (after a pause or a lost worker). */
+  readonly resumed?: boolean;
+  /** Trace context captured when the task was created (W3C `traceparent`, ...). */
+  readonly trace?: Readonly<Record<string, string>>;
+}
+
 export interface ExecutionControl {
   /** Aborted on cancel or shutdown. */
   readonly signal: AbortSignal;
+  readonly placement?: RunPlacement;
   report(update: ProgressUpdate): void;
   /**
    * The answer to the question `key`: at once when it was given before (a resumed run), else

@@ -12,6 +12,7 @@
 export const DiagnosticCode = {
   UnsupportedType: 'MTG1001',
   FunctionType: 'MTG1002',
+  /** No longer reported: partial and mixed enums are supported since enum-member types are. */
   UnsupportedUnion: 'MTG1003',
   UnsupportedIntersection: 'MTG1004',
   NonPlainObject: 'MTG1005',
@@ -24,6 +25,8 @@ export const DiagnosticCode = {
   UnknownAcceptsAnything: 'MTG1012',
   UnknownJsDocTag: 'MTG1013',
   EnumNotImportable: 'MTG1014',
+  MisplacedJsDoc: 'MTG1015',
+  OutputNotStructured: 'MTG1016',
   TaskNotAsync: 'MTG2001',
   ClassNotExported: 'MTG2002',
   MethodNotEligible: 'MTG2003',
@@ -32,6 +35,7 @@ export const DiagnosticCode = {
   MisplacedDecorator: 'MTG2006',
   ConflictingDecorators: 'MTG2007',
   UnresolvedDecorator: 'MTG2008',
+  ToolNotGenerated: 'MTG2009',
   NotStaticLiteral: 'MTG3001',
   InvalidOption: 'MTG3002',
   InvalidToolName: 'MTG3003',

@@ -158,16 +158,25 @@ export interface LiteralTypeIR {
 }
 
 /**
- * A TypeScript `enum`. Enum members are nominal (`'red'` is not a `Color`), so the zod schema is
- * `z.enum(Color)` over the imported enum object, and the module must export it.
+ * A TypeScript `enum`, or some of its members (`kind: Kind.Circle`). Enum members are nominal
+ * (`'red'` is not a `Color`), so the zod schema is built over the imported enum object:
+ * `z.enum(Color)` for the whole enum, `z.literal(Color.Red)` / `z.literal([Color.Red, Color.Blue])`
+ * for some members; the module must export the enum.
  */
 export interface NativeEnumTypeIR {
   readonly kind: 'native-enum';
   /** The module that exports the enum, relative to the tsconfig directory, POSIX. */
   readonly module: string;
   readonly exportName: string;
-  /** Member values in declaration order. */
-  readonly values: readonly (string | number)[];
+  /** The members this type admits, in declaration order. */
+  readonly members: readonly EnumMemberIR[];
+  /** Every member of the enum (the enum type itself), rather than some of them. */
+  readonly whole: boolean;
+}
+
+export interface EnumMemberIR {
+  readonly name: string;
+  readonly value: string | number;
 }
 
 /** One piece of a template literal type: fixed text, or a placeholder. */
@@ -224,8 +233,10 @@ export interface UnionTypeIR {
   /** In a stable order: `null` last, otherwise as the checker lists them. */
   readonly members: readonly TypeIR[];
   /**
-   * Set when every member is an object with this property holding distinct literal values:
-   * JSON Schema `oneOf` plus `discriminator`, zod `z.discriminatedUnion`.
+   * Set when every member is an object with this property holding distinct string values (string
+   * literals or string-enum members): JSON Schema `oneOf` plus `discriminator`, zod
+   * `z.discriminatedUnion`. OpenAPI's `discriminator` takes string tags only, so boolean and
+   * number tags leave the union a plain `anyOf`.
    */
   readonly discriminator?: string;
 }
@@ -261,6 +272,11 @@ export interface PropertyIR {
   readonly type: TypeIR;
   /** May be absent from the input (`?:`, `| undefined`, or a default). */
   readonly optional: boolean;
+  /**
+   * Declared without `?` but with `undefined` in its type (`inStock: boolean | undefined`): absent
+   * on the wire is fine, yet the method's type has the key, so the parsed object must be typed so.
+   */
+  readonly keyRequired?: boolean;
   readonly description?: string;
   /** Filled in when absent; checked against `type` by the reader. */
   readonly default?: JsonValue;

@@ -131,6 +131,49 @@ export class HttpFront {
     this.sweeper.unref();
   }
 
+  /** Open 2025-11-25 sessions. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Event streams open right now (SSE responses not yet finished). */
+  get streamCount(): number {
+    return this.openStreams;
+  }
+
+  private openStreams = 0;
+
+  /** An event stream is counted from its response until its body ends or the client leaves. */
+  private countStream(response: Response): Response {
+    if (!response.body || !response.headers.get('content-type')?.includes('text/event-stream')) return response;
+    this.openStreams++;
+    let open = true;
+    const done = () => {
+      if (open) this.openStreams--;
+      open = false;
+    };
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done: finished, value } = await reader.read();
+          if (finished) {
+            done();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          done();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        done();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
   /** Serves one web-standard request: admission from the headers, then the request itself. */
   async fetch(request: Request): Promise<Response> {
     const admission = await this.admit(request);
@@ -174,8 +217,13 @@ export class HttpFront {
     return { ...(authInfo && { authInfo }), principal };
   }
 
-  /** Serves an admitted request: reads its body within bounds, applies rate limits, routes it. */
+  /** Serves an admitted request (its event streams counted while they are open). */
   async serve(request: Request, admission: Admission): Promise<Response> {
+    return this.countStream(await this.route(request, admission));
+  }
+
+  /** Reads the body within bounds, applies rate limits, and hands the request to its era. */
+  private async route(request: Request, admission: Admission): Promise<Response> {
     let parsedBody: unknown;
     if (request.method.toUpperCase() === 'POST') {
       const reading = await readJsonBody(request, this.limits);

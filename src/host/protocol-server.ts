@@ -16,6 +16,7 @@ import {
 import { z } from 'zod';
 import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
+import { inSpan, SpanKind } from '../observe/tracing.js';
 import { type DialectA, isTaskA, readTaskRequestA, toTaskA } from '../protocol/dialect-a.js';
 import { type DialectB, type Elicit, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
 import {
@@ -49,6 +50,8 @@ export interface ProtocolServerDeps {
   readonly rateLimits?: RateLimits;
   /** Caps the requests that wait for a task's end (`tasks/result`, SEP-1686 task calls) per principal. */
   readonly blockingSlots?: PrincipalSlots;
+  /** Hears how each request ended: `ok` or its JSON-RPC error code (for metrics). */
+  readonly onRequest?: (method: string, outcome: number | 'ok') => void;
 }
 
 export interface ProtocolServerOptions {
@@ -165,19 +168,39 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs });
   // Handlers answer with plain JSON built by the adapters; the wire tests check the shapes.
   // (Typed as `never` because the SDK's per-method result types do not know task results.)
+  // Each request is one span (a task's trace starts at its creating tools/call), and counted.
   const handle = <P>(run: (params: P, ctx: ServerContext) => Promise<unknown>): never =>
     (async (params: P, ctx: ServerContext): Promise<Result> => {
-      try {
-        // Over HTTP the front has counted the request already (and answers 429 itself).
-        const kind = options.transport === 'stdio' ? rateKindOf(ctx.mcpReq.method) : undefined;
-        if (kind && deps.rateLimits) {
-          const limited = await deps.rateLimits.consume((await caller(ctx)).principal, kind);
-          if (limited) throw limited;
-        }
-        return (await run(params, ctx)) as Result;
-      } catch (error) {
-        throw asProtocolError(error, deps.logger, ctx.mcpReq.method);
-      }
+      const method = ctx.mcpReq.method;
+      const tool = method === 'tools/call' ? (params as { params?: { name?: unknown } })?.params?.name : undefined;
+      return inSpan(
+        method,
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'rpc.system': 'jsonrpc',
+            'rpc.method': method,
+            ...(typeof tool === 'string' && { 'mcp.tool.name': tool }),
+          },
+        },
+        async () => {
+          try {
+            // Over HTTP the front has counted the request already (and answers 429 itself).
+            const kind = options.transport === 'stdio' ? rateKindOf(method) : undefined;
+            if (kind && deps.rateLimits) {
+              const limited = await deps.rateLimits.consume((await caller(ctx)).principal, kind);
+              if (limited) throw limited;
+            }
+            const result = (await run(params, ctx)) as Result;
+            deps.onRequest?.(method, 'ok');
+            return result;
+          } catch (error) {
+            const protocolError = asProtocolError(error, deps.logger, method);
+            deps.onRequest?.(method, protocolError.code);
+            throw protocolError;
+          }
+        },
+      );
     }) as never;
 
   if (options.era === 'legacy') {

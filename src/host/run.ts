@@ -21,13 +21,15 @@ export interface RunOptions extends TaskServerOptions {
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const redis = options.redis ?? redisFromEnvironment();
   const workers = options.workers ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
+  const argv = options.argv ?? process.argv.slice(2);
   const server = createTaskServer({
+    // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
+    ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
     ...options,
     limits: { ...limitsFromEnvironment(), ...options.limits },
     ...(redis && { redis }),
     ...(workers !== undefined && { workers }),
   });
-  const argv = options.argv ?? process.argv.slice(2);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

@@ -2,6 +2,7 @@
  * Which runtime a process uses: BullMQ on Redis when Redis is configured (durable, any number
  * of processes), else the in-process runtime (the embedded default).
  */
+import type { TaskObserver } from '../engine/lifecycle.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import {
   BullmqTaskRuntime,
@@ -40,7 +41,12 @@ export function redisSetup(redis: RedisConnection | RedisSetup): RedisSetup {
   return typeof redis === 'object' && 'connection' in redis ? redis : { connection: redis };
 }
 
-export function chooseRuntime(choice: RuntimeChoice, executor: TaskExecutor, logger: Logger): TaskRuntime {
+export function chooseRuntime(
+  choice: RuntimeChoice,
+  executor: TaskExecutor,
+  logger: Logger,
+  observer?: TaskObserver,
+): TaskRuntime {
   if (choice.workers !== undefined && (!Number.isInteger(choice.workers) || choice.workers < 0)) {
     throw new RangeError(`workers must be a whole number of 0 or more, got ${choice.workers}`);
   }
@@ -48,7 +54,11 @@ export function chooseRuntime(choice: RuntimeChoice, executor: TaskExecutor, log
     if (choice.workers === 0) {
       throw new RangeError('workers: 0 leaves tasks to worker processes, which needs Redis (set REDIS_URL or `redis`)');
     }
-    return new MemoryTaskRuntime({ executor, concurrency: choice.workers ?? DEFAULT_WORKER_CONCURRENCY });
+    return new MemoryTaskRuntime({
+      executor,
+      concurrency: choice.workers ?? DEFAULT_WORKER_CONCURRENCY,
+      ...(observer && { observer }),
+    });
   }
   const setup = redisSetup(choice.redis);
   const concurrency = choice.workers ?? DEFAULT_WORKER_CONCURRENCY;

@@ -10,19 +10,22 @@ import type { AuthInfo, Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import type { Redis } from 'ioredis';
 import { TaskEngine } from '../engine/engine.js';
+import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
+import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
+import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
 import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import { closeClient, createRedisClient, DEFAULT_PREFIX, DEFAULT_QUEUE } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
-import { createConsoleLogger, type Logger } from '../tools/logger.js';
+import type { Logger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { auditLog } from './audit.js';
 import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
+import { checkOf, operatorRoutes, type Route } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
@@ -64,7 +67,23 @@ export interface TaskServerOptions extends RuntimeChoice {
    * `MCP_TASK_<NAME>` environment variables.
    */
   readonly limits?: Partial<TaskServerLimits>;
-  readonly logger?: Logger;
+  /**
+   * Where lines go: the framework's `Logger`, or a pino(-compatible) logger of the app. Default:
+   * pino, JSON lines on stdout (readable in a terminal; stderr once serving stdio), level from
+   * `MCP_TASK_LOG_LEVEL`, one line per task lifecycle event.
+   */
+  readonly logger?: Logger | PinoLike;
+  /**
+   * Prometheus metrics at `/metrics` (default: on when `MCP_TASK_METRICS=1`). `token` puts them
+   * behind `Authorization: Bearer <token>` (default: `MCP_TASK_METRICS_TOKEN`).
+   */
+  readonly metrics?: boolean | MetricsOptions;
+  /** Where the default logger writes before `serveStdio` moves it to stderr (default `stdout`). */
+  readonly logDestination?: 'stdout' | 'stderr';
+}
+
+export interface MetricsOptions {
+  readonly token?: string;
 }
 
 export interface ListenOptions {
@@ -98,24 +117,42 @@ export interface TaskServer {
 }
 
 export function createTaskServer(options: TaskServerOptions): TaskServer {
-  const logger = options.logger ?? createConsoleLogger();
+  const output = options.logger ? undefined : new LogOutput();
+  if (options.logDestination === 'stderr') output?.useStderr();
+  const logger = options.logger
+    ? toLogger(options.logger)
+    : loggerFromPino(createPinoLogger({ role: 'server', ...(output && { output }) }));
+  const metricsOption = options.metrics ?? metricsFromEnvironment();
+  const metricsToken =
+    (typeof metricsOption === 'object' ? metricsOption.token : undefined) ??
+    (process.env.MCP_TASK_METRICS_TOKEN || undefined);
+  // Built before the runtime and the front it reads from: it reads them only when scraped.
+  const metrics = metricsOption
+    ? new TaskMetrics({
+        stats: async () => (await runtime.stats?.()) ?? {},
+        sessions: () => httpFront.sessionCount,
+        streams: () => httpFront.streamCount,
+      })
+    : undefined;
+  const observer = observeAll([logObserver(logger, 'server'), metrics]);
   const limits = resolveLimits(options.limits);
   const registry = new ToolRegistry({
     manifest: options.manifest,
     instances: options.instances,
     logger,
+    observer,
     maxResultBytes: limits.maxResultBytes,
   });
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
-      : (options.runtime ?? chooseRuntime(options, registry, logger));
+      : (options.runtime ?? chooseRuntime(options, registry, logger, observer));
   const engine = new TaskEngine({
     runtime,
-    audit: auditLog(logger),
     policy: { maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal, ...options.policy },
     maxListPageBytes: limits.maxListPageBytes,
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
+    observer,
   });
   const calls = new ToolCalls(engine, registry, limits);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
@@ -141,6 +178,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       'maxBlockingResultsPerPrincipal',
       'waiting tasks/result calls',
     ),
+    ...(metrics && { onRequest: (method: string, outcome: number | 'ok') => metrics.rpcRequest(method, outcome) }),
   };
 
   const serverFor = (unit: { era: Era; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
@@ -160,34 +198,63 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     return server;
   };
 
-  const front = new HttpFront(
+  const httpFront = new HttpFront(
     (unit) => serverFor({ ...unit, transport: 'http' }),
     { engine, principals, logger, limits, rateLimits },
     options.http,
   );
   const listeners = new Set<ListeningServer>();
   const stdioHandles = new Set<StdioServerHandle>();
+  let closing = false;
+  const operator: Route = operatorRoutes({
+    readiness: async () => ({
+      runtime: await checkOf(async () => runtime.checkReady?.()),
+      manifest: registry.list().length > 0 ? 'ok' : 'the manifest lists no tools',
+      shutdown: closing ? 'shutting down' : 'ok',
+    }),
+    ...(metrics && { metrics }),
+    ...(metricsToken !== undefined && { metricsToken }),
+  });
+  /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
+  const dispatch = async (request: Request, mcp: (request: Request) => Promise<Response>): Promise<Response> => {
+    const url = new URL(request.url);
+    let response: Response;
+    try {
+      response = (await operator(request, url)) ?? (await mcp(request));
+    } catch (error) {
+      logger.error('HTTP request failed', { err: error, path: url.pathname });
+      response = Response.json({ error: 'internal error' }, { status: 500 });
+    }
+    metrics?.httpRequest(request.method, response.status);
+    return response;
+  };
   logger.info(describeRuntime(runtime, options.workers));
 
   return {
     engine,
     registry,
     runtime,
-    fetch: (request) => front.fetch(request),
+    fetch: (request) => dispatch(request, (forward) => httpFront.fetch(forward)),
 
     async listen(listen = {}) {
       const path = listen.path ?? '/mcp';
       const host = listen.host ?? process.env.HOST ?? '127.0.0.1';
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
-      // The body is read (bounded) only for requests the front admitted from their headers.
       const handle = toNodeHandler(
         {
-          fetch: async (request: Request, options?: { authInfo?: AuthInfo }) => {
-            // toNodeHandler hands over a new Request; the admission travels as its `authInfo`.
-            const admission =
-              (options?.authInfo as AdmittedAuth | undefined)?.[ADMISSION] ?? (await front.admit(request));
-            return admission instanceof Response ? admission : front.serve(request, admission);
-          },
+          fetch: (request: Request, options?: { authInfo?: AuthInfo }) =>
+            dispatch(request, async (forward) => {
+              if (new URL(forward.url).pathname !== path) {
+                return new Response(`Not found. The MCP endpoint is ${path}\n`, {
+                  status: 404,
+                  headers: { 'content-type': 'text/plain' },
+                });
+              }
+              // toNodeHandler hands over a new Request; the admission travels as its `authInfo`.
+              const admission =
+                (options?.authInfo as AdmittedAuth | undefined)?.[ADMISSION] ?? (await httpFront.admit(forward));
+              return admission instanceof Response ? admission : httpFront.serve(forward, admission);
+            }),
         },
         { maxRequestBodySize: limits.maxBodyBytes },
       );
@@ -195,17 +262,16 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       // connection for up to 30 s past its timeout).
       const checkEvery = Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs);
       const server = http.createServer({ connectionsCheckingInterval: checkEvery }, async (req, res) => {
-        const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-        if (pathname !== path) {
-          res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);
-          return;
+        // The body of an MCP request is read (bounded) only once the front admitted its headers.
+        if (new URL(req.url ?? '/', 'http://localhost').pathname === path) {
+          const admission = await httpFront.admit(headersOnly(req));
+          if (admission instanceof Response) {
+            metrics?.httpRequest(req.method ?? 'POST', admission.status);
+            await writeWithoutBody(res, admission);
+            return;
+          }
+          (req as { auth?: AuthInfo }).auth = carryAdmission(admission);
         }
-        const admission = await front.admit(headersOnly(req));
-        if (admission instanceof Response) {
-          await writeWithoutBody(res, admission);
-          return;
-        }
-        (req as { auth?: AuthInfo }).auth = carryAdmission(admission);
         flushEventStreamHeaders(res);
         void handle(req, res);
       });
@@ -234,15 +300,17 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
 
     serveStdio() {
+      output?.useStderr();
       const handle = sdkServeStdio(({ era }) => serverFor({ era, listTasks: true, transport: 'stdio' }));
       stdioHandles.add(handle);
       return handle;
     },
 
     async close() {
+      closing = true;
       await Promise.allSettled([...listeners].map((listening) => listening.close()));
       await Promise.allSettled([...stdioHandles].map((handle) => handle.close()));
-      await front.close();
+      await httpFront.close();
       await runtime.close();
       if (rateStore) await closeClient(rateStore.redis);
     },

@@ -112,7 +112,10 @@ export class DialectB {
     const record = await asRpc(() =>
       elicit
         ? relayQuestionsUntilDone(this.calls, caller, taskId, signal, (params, timeoutMs) =>
-            elicit({ ...params, _meta: { [RELATED_TASK_META_KEY]: { taskId } } }, timeoutMs),
+            elicit(
+              { ...params, _meta: { ...(params._meta as object), [RELATED_TASK_META_KEY]: { taskId } } },
+              timeoutMs,
+            ),
           )
         : this.calls.engine.waitForTerminal(caller, taskId, signal),
     );

@@ -6,8 +6,16 @@
  */
 import type { Caller } from '../engine/engine.js';
 import { expiresAt, isTerminal, type PendingInput, type TaskRecord } from '../engine/task.js';
+import { isPlainObject } from './params.js';
 import { ErrorCode, RpcError } from './rpc-error.js';
 import type { ToolCalls } from './tool-calls.js';
+
+/**
+ * The `_meta` key naming which question an `elicitation/create` asks. The 2025-11-25 wire has
+ * no field for it; our client (`mcp-task-server/client`) reads it so that answers by key work
+ * in both dialects. Other clients ignore it.
+ */
+export const QUESTION_KEY_META_KEY = 'mcp-task-server/question-key';
 
 /** Sends `elicitation/create` to the client and resolves with its `ElicitResult`. */
 export type Elicit = (params: Record<string, unknown>, timeoutMs: number) => Promise<unknown>;
@@ -52,7 +60,8 @@ export async function relayQuestionsUntilDone(
       sent.add(key);
       const pending = record.inputRequests?.[key] as PendingInput;
       const timeoutMs = Math.max(1000, expiresAt(record) - Date.now());
-      elicit({ ...pending.params }, timeoutMs)
+      const meta = isPlainObject(pending.params._meta) ? pending.params._meta : {};
+      elicit({ ...pending.params, _meta: { ...meta, [QUESTION_KEY_META_KEY]: key } }, timeoutMs)
         .then((response) => calls.answer(caller, taskId, { [key]: response }))
         .then(
           (outcome) => {

@@ -95,3 +95,16 @@ export function defineTaskManifest(manifest: TaskManifest): TaskManifest {
 export function defineTaskTool<Target, Args>(tool: TaskToolDefinition<Target, Args>): TaskToolDefinition {
   return tool as TaskToolDefinition;
 }
+
+/**
+ * For a key the method's type requires but whose value may be `undefined`
+ * (`inStock: boolean | undefined`): JSON has no `undefined`, so the key may be absent on the wire,
+ * and the parsed object is typed with the key present, as the method declares it. Generated code
+ * wraps such properties in it; `.optional()` alone would make the key optional and the method's
+ * parameter type would no longer accept the parsed arguments.
+ */
+export function undefinedValue<T extends z.ZodType>(
+  schema: T,
+): z.ZodType<z.output<T> | undefined, z.input<T> | undefined> {
+  return schema.optional() as z.ZodType<z.output<T> | undefined, z.input<T> | undefined>;
+}

@@ -1,4 +1,9 @@
-/** The framework's logger: small enough to adapt pino, winston or console in one line. */
+import { createPinoLogger, type LogLevel, LogOutput, loggerFromPino, readLevel } from '../observe/log.js';
+
+/**
+ * The framework's logger: small enough to adapt pino, winston or console in one line. The
+ * default is pino (`src/observe/log.ts`); an app may pass a pino logger itself.
+ */
 export interface Logger {
   debug(message: string, data?: Record<string, unknown>): void;
   info(message: string, data?: Record<string, unknown>): void;
@@ -6,29 +11,18 @@ export interface Logger {
   error(message: string, data?: Record<string, unknown>): void;
 }
 
-type Level = keyof Logger;
-const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error'];
-
 /**
- * Writes to stderr, never stdout: over stdio, stdout carries the protocol. `MCP_TASK_LOG_LEVEL`
- * (`debug` | `info` | `warn` | `error` | `silent`) sets the threshold; the default is `info`.
+ * A pino logger writing to stderr, never stdout: over stdio, stdout carries the protocol.
+ * `MCP_TASK_LOG_LEVEL` (`debug` | `info` | `warn` | `error` | `silent`) sets the threshold; the
+ * default is `info`. JSON lines, or readable ones when stderr is a terminal.
  */
-export function createConsoleLogger(level: Level | 'silent' = readLevel()): Logger {
-  const threshold = level === 'silent' ? LEVELS.length : LEVELS.indexOf(level);
-  const write = (at: Level) => (message: string, data?: Record<string, unknown>) => {
-    if (LEVELS.indexOf(at) < threshold) return;
-    const suffix = data && Object.keys(data).length > 0 ? ` ${JSON.stringify(data)}` : '';
-    process.stderr.write(`${at.padEnd(5)} ${message}${suffix}\n`);
-  };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+export function createConsoleLogger(level: LogLevel = readLevel()): Logger {
+  const output = new LogOutput();
+  output.useStderr();
+  return loggerFromPino(createPinoLogger({ level, output }));
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
-function readLevel(): Level | 'silent' {
-  const value = process.env.MCP_TASK_LOG_LEVEL;
-  return value === 'silent' || LEVELS.includes(value as Level) ? (value as Level | 'silent') : 'info';
-}
 
 export function childLogger(parent: Logger, fields: Record<string, unknown>): Logger {
   const merge = (data?: Record<string, unknown>) => ({ ...fields, ...data });

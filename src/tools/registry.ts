@@ -5,9 +5,11 @@
  */
 import { getMethodMark } from '../decorators/marks.js';
 import { isTaskPaused } from '../engine/errors.js';
+import { factsOf, noObserver, PROCESS_NAME, type TaskFacts, type TaskObserver } from '../engine/lifecycle.js';
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
+import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { TaskContext, TaskProgress } from './context.js';
 import {
   MANIFEST_FORMAT_VERSION,
@@ -29,6 +31,8 @@ export interface ToolRegistryOptions {
    * with a message saying so. Default 4 MiB.
    */
   readonly maxResultBytes?: number;
+  /** Told when runs start, ask, progress and end (lifecycle logs and metrics). */
+  readonly observer?: TaskObserver;
 }
 
 export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
@@ -56,6 +60,9 @@ interface RunControl {
   progress(update: string | TaskProgress): void;
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  /** Hears what a failing method threw, and a result that does not match its declared type. */
+  readonly onThrown?: (error: unknown) => void;
+  readonly onOutputMismatch?: (detail: string) => void;
 }
 
 export class ToolRegistry implements TaskExecutor {
@@ -63,10 +70,12 @@ export class ToolRegistry implements TaskExecutor {
   private readonly instances = new Map<TaskToolDefinition, object>();
   private readonly logger: Logger;
   private readonly maxResultBytes: number;
+  private observer: TaskObserver;
 
   constructor(options: ToolRegistryOptions) {
     this.logger = options.logger ?? silentLogger;
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.observer = options.observer ?? noObserver;
     if (options.manifest.formatVersion !== MANIFEST_FORMAT_VERSION) {
       throw new ManifestError(
         `The generated manifest has format ${String(options.manifest.formatVersion)}, this runtime reads format ${MANIFEST_FORMAT_VERSION}: run \`npx mcp-taskgen\` again`,
@@ -79,6 +88,7 @@ export class ToolRegistry implements TaskExecutor {
       const instance = options.instances.find((candidate) => candidate instanceof tool.target.class);
       if (instance) this.instances.set(tool, instance);
     }
+    assertInstancesMatch(options.manifest, options.instances);
   }
 
   list(): readonly TaskToolDefinition[] {
@@ -104,25 +114,116 @@ export class ToolRegistry implements TaskExecutor {
     return this.tools.get(toolName)?.concurrency;
   }
 
-  /** Runs a task's work: the `TaskExecutor` side, called by runtimes. */
+  /** Sets who hears of runs (the host wires its logs and metrics here once it has built them). */
+  observeWith(observer: TaskObserver): void {
+    this.observer = observer;
+  }
+
+  /**
+   * Runs a task's work: the `TaskExecutor` side, called by runtimes. Each run is one span
+   * (joining the trace of the request that created the task) and a lifecycle story: started,
+   * progress, questions, then completed, failed, paused or stopped.
+   */
   async execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome> {
-    const tool = this.tools.get(record.tool);
-    if (!tool) {
-      return { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
-    }
-    const outcome = await this.run(tool, record.args, {
-      taskId: record.taskId,
-      signal: control.signal,
-      progress: (update) => control.report(typeof update === 'string' ? { message: update } : update),
-      ask: control.ask,
-      step: control.step,
+    const placement = control.placement;
+    const task = factsOf(record, placement?.jobId);
+    const startedAt = Date.now();
+    this.observer.observe({
+      type: 'started',
+      task,
+      worker: placement?.worker ?? PROCESS_NAME,
+      queueWaitMs: Math.max(0, startedAt - record.createdAt),
+      resumed: placement?.resumed ?? false,
     });
-    // Checked before the runtime stores it: one oversized result must not cost every reader.
+    return inSpan(
+      `task ${record.tool}`,
+      {
+        kind: SpanKind.CONSUMER,
+        ...(placement?.trace && { parent: placement.trace }),
+        attributes: { 'mcp.task.id': record.taskId, 'mcp.tool.name': record.tool },
+      },
+      async () => {
+        const tool = this.tools.get(record.tool);
+        let thrown: unknown;
+        let outcome: TaskOutcome;
+        try {
+          outcome = tool
+            ? await this.run(tool, record.args, {
+                taskId: record.taskId,
+                signal: control.signal,
+                progress: (update) => {
+                  const report = typeof update === 'string' ? { message: update } : update;
+                  this.observer.observe({ type: 'progress', task, ...report });
+                  control.report(report);
+                },
+                ask: (key, pending) => {
+                  this.observer.observe({ type: 'input_requested', task, key });
+                  return inSpan(`task input ${key}`, { attributes: { 'mcp.task.input.key': key } }, () =>
+                    control.ask(key, pending),
+                  );
+                },
+                step: (name, work) => inSpan(`task step ${name}`, {}, () => control.step(name, work)),
+                onThrown: (error) => {
+                  thrown = error;
+                },
+                onOutputMismatch: (detail) => this.observer.observe({ type: 'output_invalid', task, detail }),
+              })
+            : { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
+        } catch (error) {
+          if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
+          throw error;
+        }
+        outcome = this.bounded(record.tool, outcome);
+        this.observeEnd(record, task, startedAt, outcome, control.signal, thrown);
+        return outcome;
+      },
+    );
+  }
+
+  /** Checked before the runtime stores it: one oversized result must not cost every reader. */
+  private bounded(tool: string, outcome: TaskOutcome): TaskOutcome {
     const size = jsonBytes(outcome.kind === 'result' ? outcome.result : outcome.error);
     if (size <= this.maxResultBytes) return outcome;
     return internal(
-      `The ${outcome.kind} of ${tool.name} is ${size} bytes, over the ${this.maxResultBytes}-byte limit on a stored task result (maxResultBytes)`,
+      `The ${outcome.kind} of ${tool} is ${size} bytes, over the ${this.maxResultBytes}-byte limit on a stored task result (maxResultBytes)`,
     );
+  }
+
+  private observeEnd(
+    record: TaskRecord,
+    task: TaskFacts,
+    startedAt: number,
+    outcome: TaskOutcome,
+    signal: AbortSignal,
+    thrown: unknown,
+  ): void {
+    const now = Date.now();
+    const times = { durationMs: Math.max(0, now - record.createdAt), runMs: now - startedAt };
+    if (signal.aborted) {
+      const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
+      this.observer.observe({ type: 'aborted', task, reason });
+    } else if (outcome.kind === 'error') {
+      this.observer.observe({
+        type: 'failed',
+        task,
+        ...times,
+        kind: 'error',
+        code: outcome.error.code,
+        message: outcome.error.message,
+        ...(thrown !== undefined && { cause: thrown }),
+      });
+    } else if (outcome.isError) {
+      this.observer.observe({
+        type: 'failed',
+        task,
+        ...times,
+        kind: 'tool_error',
+        message: textOf(outcome.result),
+        ...(thrown !== undefined && { cause: thrown }),
+      });
+    } else {
+      this.observer.observe({ type: 'completed', task, ...times });
+    }
   }
 
   /** Runs a tool without a task: the plain `tools/call` path. */
@@ -172,18 +273,20 @@ export class ToolRegistry implements TaskExecutor {
     };
     try {
       const value = await tool.invoke(instance, args, ctx);
-      const result = toCallToolResult(tool, value);
+      const result = toCallToolResult(tool, value, control.onOutputMismatch);
       return { kind: 'result', result, isError: result.isError === true };
     } catch (error) {
       // The run unwinds to wait for an answer: not a failure, the runtime parks it.
       if (isTaskPaused(error)) throw error;
+      control.onThrown?.(error);
       if (error instanceof JsonRpcError) {
         return {
           kind: 'error',
           error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
         };
       }
-      if (!signal.aborted) log.warn('tool failed', { error: error instanceof Error ? error.message : String(error) });
+      // A task's failure is logged once, with its stack, by the lifecycle observer.
+      if (!signal.aborted && taskId === undefined) log.warn('tool failed', { err: error });
       const message = error instanceof Error ? error.message : String(error);
       const result = errorResult(message || `Tool ${tool.name} failed`);
       return { kind: 'result', result, isError: true };
@@ -206,6 +309,64 @@ function assertStillMarked(tool: TaskToolDefinition): void {
         'Run `npx mcp-taskgen` to regenerate, and keep @Task/@Tool the top-most decorator.',
     );
   }
+}
+
+/**
+ * The manifest and the instances must describe the same classes: a class without an instance
+ * would fail each call with -32603, and a marked method the manifest lacks (or an instance of a
+ * class it does not list) means the generated module is older than the source. All problems go
+ * into one error, each naming the class and the file to edit.
+ */
+function assertInstancesMatch(manifest: TaskManifest, instances: readonly object[]): void {
+  const problems: string[] = [];
+  const classes = new Map<Function, TaskToolDefinition[]>();
+  for (const tool of manifest.tools) classes.set(tool.target.class, [...(classes.get(tool.target.class) ?? []), tool]);
+  for (const [cls, tools] of classes) {
+    if (instances.some((instance) => instance instanceof cls)) continue;
+    problems.push(
+      `No instance of ${cls.name} (${sourceFile(tools)}) was given, so ${tools.map((tool) => tool.name).join(', ')} could not run: ` +
+        `add \`new ${cls.name}(...)\` to the \`instances\` passed to runTaskServer / runTaskWorkers.`,
+    );
+  }
+  for (const instance of instances) {
+    const cls = instance.constructor;
+    const listed = [...classes].filter(([manifestClass]) => instance instanceof manifestClass);
+    const listedMethods = new Set(listed.flatMap(([, tools]) => tools.map((tool) => tool.target.method)));
+    const unlisted = markedMethods(instance).filter((method) => !listedMethods.has(method));
+    if (listed.length === 0) {
+      problems.push(
+        `${cls.name} was given as an instance, but the generated manifest lists no tool of it` +
+          `${unlisted.length > 0 ? ` (it marks ${unlisted.join(', ')})` : ''}: run \`npx mcp-taskgen\` to regenerate, or remove it from \`instances\`.`,
+      );
+    } else if (unlisted.length > 0) {
+      problems.push(
+        `${cls.name}.${unlisted.join(`, ${cls.name}.`)} ${unlisted.length === 1 ? 'is' : 'are'} marked @Task/@Tool in ${sourceFile(listed.flatMap(([, tools]) => tools))} ` +
+          'but missing from the generated manifest: run `npx mcp-taskgen` to regenerate.',
+      );
+    }
+  }
+  if (problems.length > 0) throw new ManifestError(problems.join('\n'));
+}
+
+/** `src/reports.ts` from a tool's `src/reports.ts:14:3`. */
+function sourceFile(tools: readonly TaskToolDefinition[]): string {
+  return tools[0]?.source.replace(/:\d+:\d+$/, '') ?? 'its source file';
+}
+
+/** Names of the methods on an instance's prototype chain that carry a @Task or @Tool mark. */
+function markedMethods(instance: object): string[] {
+  const names = new Set<string>();
+  for (
+    let proto = Object.getPrototypeOf(instance);
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+      if (descriptor && 'value' in descriptor && getMethodMark(descriptor.value)) names.add(name);
+    }
+  }
+  return [...names].sort();
 }
 
 /**
@@ -245,6 +406,13 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
   return issues
     .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : whole}: ${issue.message}`)
     .join('; ');
+}
+
+/** The text of a tool-error result, for the failure line. */
+function textOf(result: Readonly<Record<string, unknown>>): string {
+  const content = Array.isArray(result.content) ? result.content : [];
+  const text = content.find((block): block is { type: 'text'; text: string } => block?.type === 'text');
+  return text?.text ?? 'tool error';
 }
 
 function internal(message: string): TaskOutcome {

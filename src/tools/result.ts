@@ -82,11 +82,30 @@ export interface ToolResult {
   readonly isError?: boolean;
 }
 
-export function toCallToolResult(definition: TaskToolDefinition, value: unknown): CallToolResultJson {
-  return shapeResult(definition.result, definition, value);
+/**
+ * `onMismatch` hears of a value that does not match the declared type (the detail names the
+ * path), so it can be logged: the client only sees the tool error.
+ */
+export function toCallToolResult(
+  definition: TaskToolDefinition,
+  value: unknown,
+  onMismatch?: (detail: string) => void,
+): CallToolResultJson {
+  const mismatch = (shapeDefinition: TaskToolDefinition, detail: string) => {
+    onMismatch?.(detail);
+    return mismatchResult(shapeDefinition, detail);
+  };
+  return shapeResult(definition.result, definition, value, mismatch);
 }
 
-function shapeResult(shape: ResultShape, definition: TaskToolDefinition, value: unknown): CallToolResultJson {
+type Mismatch = (definition: TaskToolDefinition, detail: string) => CallToolResultJson;
+
+function shapeResult(
+  shape: ResultShape,
+  definition: TaskToolDefinition,
+  value: unknown,
+  mismatch: Mismatch,
+): CallToolResultJson {
   switch (shape) {
     case 'none':
       return { content: [] };
@@ -160,7 +179,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The method broke its own declared return type: a tool error the caller can read. */
-function mismatch(definition: TaskToolDefinition, detail: string): CallToolResultJson {
+function mismatchResult(definition: TaskToolDefinition, detail: string): CallToolResultJson {
   return errorResult(`Tool ${definition.name} returned a value that does not match its declared type ${detail}`);
 }
 

@@ -8,6 +8,7 @@ import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { connectV1, type RunningServer, rpc2026, startServer } from './support.js';
 
 const TOKENS: Record<string, string> = { 'token-alice': 'alice', 'token-bob': 'bob' };
@@ -18,7 +19,7 @@ describe('bearer authentication with a token verifier', () => {
   beforeAll(async () => {
     running = await startServer({
       manifest: taskManifest,
-      instances: [new FixtureTools()],
+      instances: [new FixtureTools(), new GeneralTools()],
       http: {
         auth: {
           verifier: {
@@ -71,7 +72,7 @@ describe('Redis unreachable', () => {
     // Nothing listens on port 1: every Redis call fails at once.
     running = await startServer({
       manifest: taskManifest,
-      instances: [new FixtureTools()],
+      instances: [new FixtureTools(), new GeneralTools()],
       redis: { connection: 'redis://127.0.0.1:1', prefix: 'unreachable' },
       workers: 0,
     });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { connectV1, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
 
 const TASK = 'modelcontextprotocol.io/task';
@@ -41,7 +42,11 @@ describe('SEP-1686 shim enabled', () => {
   const created: unknown[] = [];
 
   beforeAll(async () => {
-    running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()], sep1686: true });
+    running = await startServer({
+      manifest: taskManifest,
+      instances: [new FixtureTools(), new GeneralTools()],
+      sep1686: true,
+    });
     client = await connectV1(running.url);
     client.setNotificationHandler(TaskCreated, (notification) => {
       created.push(notification.params._meta[RELATED]);
@@ -136,7 +141,7 @@ describe('SEP-1686 shim: listing, queueing, tool errors and the 2026 wire', () =
   beforeAll(async () => {
     running = await startServer({
       manifest: taskManifest,
-      instances: [new FixtureTools()],
+      instances: [new FixtureTools(), new GeneralTools()],
       sep1686: true,
       // One task at a time, so a second one visibly waits; an identified caller, so listing is offered.
       workers: 1,
@@ -223,7 +228,7 @@ describe('SEP-1686 shim disabled (the default)', () => {
   let client: Client;
 
   beforeAll(async () => {
-    running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()] });
+    running = await startServer({ manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] });
     client = await connectV1(running.url);
   });
 

@@ -41,6 +41,7 @@ import { type JsonValue, JsonValueCodec, taskId as toTaskId } from '@modelcontex
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { pollUntil, type RunningServer, startServer, TASKS_EXTENSION } from './support.js';
 
 const PROTOCOL_VERSION = '2026-07-28';
@@ -49,7 +50,7 @@ const CLIENT_INFO = { name: 'ext-tasks-e2e', version: '1.0.0' };
 let running: RunningServer;
 
 beforeAll(async () => {
-  running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()] });
+  running = await startServer({ manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] });
 });
 
 afterAll(() => running?.close());

@@ -13,6 +13,7 @@ import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextproto
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import type { TaskServerLimits } from '../../src/host/limits.js';
 import { tokenTableVerifier } from '../../src/host/token-table.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
@@ -31,7 +32,7 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 function start(limits: Partial<TaskServerLimits>, extra: { workers?: number } = {}): Promise<RunningServer> {
   return startServer({
     manifest: taskManifest,
-    instances: [new FixtureTools()],
+    instances: [new FixtureTools(), new GeneralTools()],
     http: { auth: { verifier } },
     limits,
     ...extra,
@@ -534,7 +535,7 @@ describeWithRedis('rate limits on Redis', () => {
   it('are shared by every server process of the app', async () => {
     const options = {
       manifest: taskManifest,
-      instances: [new FixtureTools()],
+      instances: [new FixtureTools(), new GeneralTools()],
       http: { auth: { verifier } },
       redis: { connection: REDIS_URL, prefix },
       limits: { createsPerSecond: 1, createBurst: 1 },

@@ -6,6 +6,7 @@ import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextproto
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { connectV1, type RunningServer, rpc2026, startServer } from './support.js';
 
 let running: RunningServer;
@@ -13,7 +14,7 @@ let running: RunningServer;
 beforeAll(async () => {
   running = await startServer({
     manifest: taskManifest,
-    instances: [new FixtureTools()],
+    instances: [new FixtureTools(), new GeneralTools()],
     listPageSize: 2,
     // Tests trust a bearer token as the principal's name; real apps verify tokens (`http.auth`).
     resolvePrincipal: ({ headers }) => headers?.get('authorization')?.replace(/^Bearer /, '') ?? null,

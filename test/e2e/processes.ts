@@ -39,8 +39,11 @@ export function startAppProcess(
       child.kill('SIGKILL');
       reject(new Error(`${example}/${entry} did not start in ${timeoutMs} ms:\n${output}`));
     }, timeoutMs);
-    const onData = (chunk: Buffer) => {
+    // Everything is kept, also after the ready line: tests read the lines a process logs.
+    child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
+    });
+    const onData = () => {
       const ready = /MCP task server listening on (\S+)|MCP task worker running/.exec(output);
       if (!ready) return;
       clearTimeout(timer);

@@ -15,6 +15,7 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { taskManifest as fixtureManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { taskManifest as scanManifest } from '../../examples/repo-scan/src/__generated__/tasks.generated.js';
 import { RepoScanner } from '../../examples/repo-scan/src/repo-scanner.js';
 import { connectV1, pollUntil, type RpcReply, type RunningServer, rpc2026, startServer } from './support.js';
@@ -25,7 +26,7 @@ let scan: RunningServer;
 let workspace: string;
 
 beforeAll(async () => {
-  fixture = await startServer({ manifest: fixtureManifest, instances: [new FixtureTools()] });
+  fixture = await startServer({ manifest: fixtureManifest, instances: [new FixtureTools(), new GeneralTools()] });
   workspace = await mkdtemp(path.join(repoRoot, '.tmp-clean-'));
   scan = await startServer({ manifest: scanManifest, instances: [new RepoScanner(workspace)] });
 });

@@ -6,6 +6,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { DialectC, type ModernCallContext } from '../../src/protocol/dialect-c.js';
 import type { Params } from '../../src/protocol/params.js';
 import { connectV1, type RunningServer, rpc2026, startServer, TASKS_EXTENSION } from './support.js';
@@ -20,7 +21,7 @@ beforeAll(async () => {
     updates.push(input);
     return original.call(this, params, ctx, input);
   };
-  running = await startServer({ manifest: taskManifest, instances: [new FixtureTools()] });
+  running = await startServer({ manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] });
   return () => {
     DialectC.prototype.updateTask = original;
   };

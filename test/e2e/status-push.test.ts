@@ -7,6 +7,7 @@ import { CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcont
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import {
   connectV1,
   listenForTasks,
@@ -22,7 +23,7 @@ let running: RunningServer;
 beforeAll(async () => {
   running = await startServer({
     manifest: taskManifest,
-    instances: [new FixtureTools()],
+    instances: [new FixtureTools(), new GeneralTools()],
     resolvePrincipal: ({ headers }) => headers?.get('authorization')?.replace(/^Bearer /, '') ?? null,
   });
 });

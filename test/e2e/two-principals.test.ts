@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import type { TaskServerOptions } from '../../src/host/task-server.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { connectV1, listenForTasks, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
@@ -86,7 +87,7 @@ function describeTwoPrincipals(runtime: 'memory' | 'bullmq', extra: () => Partia
     beforeAll(async () => {
       running = await startServer({
         manifest: taskManifest,
-        instances: [new FixtureTools()],
+        instances: [new FixtureTools(), new GeneralTools()],
         sep1686: true,
         http: auth,
         ...extra(),

@@ -44,7 +44,7 @@ describe('diagnostics for unsupported constructs', () => {
   });
 
   it('gives every diagnostic a severity, a message naming its subject, a hint and a code frame', () => {
-    const warningCodes = new Set(['MTG1012', 'MTG1013']);
+    const warningCodes = new Set(['MTG1012', 'MTG1013', 'MTG1015', 'MTG1016']);
     for (const diagnostic of result.diagnostics) {
       expect(diagnostic.severity).toBe(warningCodes.has(diagnostic.code) ? 'warning' : 'error');
       expect(diagnostic.hint).toMatch(/\S/);

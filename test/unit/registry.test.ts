@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Task, type TaskContext, Tool } from '../../src/index.js';
 import { defineTaskManifest, defineTaskTool, type TaskToolDefinition } from '../../src/tools/definition.js';
-import { JsonRpcError } from '../../src/tools/errors.js';
+import { JsonRpcError, ManifestError } from '../../src/tools/errors.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 
 class Shop {
@@ -117,13 +117,46 @@ describe('ToolRegistry', () => {
     );
   });
 
-  it('fails the run, not the process, when no instance of the class was given', async () => {
-    const bare = new ToolRegistry({ manifest: { formatVersion: 1, tools: tools() }, instances: [] });
-    const outcome = await bare.runInline(bare.get('order'), { sku: 'a', quantity: 1 }, { signal });
-    expect(outcome).toMatchObject({
-      kind: 'error',
-      error: { code: -32603, message: expect.stringMatching(/No instance of Shop/) },
-    });
+  it('refuses at start-up a manifest class without an instance, naming the class, its file and the fix', () => {
+    expect(() => new ToolRegistry({ manifest: { formatVersion: 1, tools: tools() }, instances: [] })).toThrow(
+      'No instance of Shop (shop.ts) was given, so order, describe could not run: add `new Shop(...)` to the `instances` passed to runTaskServer / runTaskWorkers.',
+    );
+  });
+
+  it('refuses at start-up a marked method the manifest lacks, and an instance of a class it does not list', () => {
+    const onlyOrder = tools().filter((tool) => tool.name === 'order');
+    expect(
+      () => new ToolRegistry({ manifest: { formatVersion: 1, tools: onlyOrder }, instances: [new Shop()] }),
+    ).toThrow(
+      'Shop.describe is marked @Task/@Tool in shop.ts but missing from the generated manifest: run `npx mcp-taskgen` to regenerate.',
+    );
+    class Extra {
+      @Tool()
+      async ping(): Promise<string> {
+        return 'pong';
+      }
+    }
+    let refused: unknown;
+    try {
+      new ToolRegistry({ manifest: { formatVersion: 1, tools: tools() }, instances: [new Shop(), new Extra()] });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ManifestError);
+    expect((refused as Error).message).toBe(
+      'Extra was given as an instance, but the generated manifest lists no tool of it (it marks ping): run `npx mcp-taskgen` to regenerate, or remove it from `instances`.',
+    );
+  });
+
+  it('accepts an instance of a subclass, whose overrides carry no marks of their own', () => {
+    class BusyShop extends Shop {
+      override async order(input: { sku: string; quantity: number }) {
+        return super.order(input);
+      }
+    }
+    expect(
+      () => new ToolRegistry({ manifest: { formatVersion: 1, tools: tools() }, instances: [new BusyShop()] }),
+    ).not.toThrow();
   });
 
   it('passes the context through to the method', async () => {

@@ -15,6 +15,7 @@ import type {
   RefTypeIR,
   ToolIR,
   TypeIR,
+  UnionTypeIR,
 } from '../ir.js';
 import { compareStrings } from '../naming.js';
 
@@ -35,8 +36,17 @@ export function toolInputSchema(tool: ToolIR, ir: ManifestIR): JsonObject {
 export function toolOutputSchema(tool: ToolIR, ir: ManifestIR): JsonObject | undefined {
   const { output } = tool;
   if (output.result !== 'structured') return undefined;
+  if (output.type.kind === 'union') return topLevelUnionSchema(output.type, ir);
   if (output.type.kind !== 'object' && output.type.kind !== 'ref') return undefined;
   return topLevelSchema(output.type, 'output', ir);
+}
+
+/** A union of objects as a top-level output schema: MCP wants `type: 'object'` at the top. */
+function topLevelUnionSchema(type: UnionTypeIR, ir: ManifestIR): JsonObject {
+  const builder = new SchemaBuilder('output', ir);
+  const { type: _type, ...branches } = builder.union(type);
+  const defs = builder.definitions();
+  return { type: 'object', ...branches, ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}) };
 }
 
 /** Elicitation's restricted schema: a flat object, no references. */
@@ -92,6 +102,13 @@ class SchemaBuilder {
     return Object.fromEntries(Object.entries(defs).sort(([a], [b]) => compareStrings(a, b)));
   }
 
+  union(type: UnionTypeIR): JsonObject {
+    const members = type.members.map((member) => this.type(member));
+    return type.discriminator !== undefined
+      ? { type: 'object', oneOf: members, discriminator: { propertyName: type.discriminator } }
+      : { anyOf: members };
+  }
+
   private property(property: PropertyIR): JsonObject {
     let schema = this.type(property.type);
     if (property.description !== undefined) schema = withDescription(schema, property.description);
@@ -128,8 +145,8 @@ class SchemaBuilder {
         return { type: 'string', enum: [...type.values] };
       case 'literal':
       case 'native-enum': {
-        const valueType = commonJsonType(type.values);
-        const values = [...type.values];
+        const values = type.kind === 'literal' ? [...type.values] : type.members.map((member) => member.value);
+        const valueType = commonJsonType(values);
         const only = values[0];
         return {
           ...(valueType ? { type: valueType } : {}),
@@ -162,12 +179,8 @@ class SchemaBuilder {
           ...(type.key.kind === 'template' ? { propertyNames: { type: 'string', pattern: type.key.pattern } } : {}),
           additionalProperties: this.type(type.values),
         };
-      case 'union': {
-        const members = type.members.map((member) => this.type(member));
-        return type.discriminator !== undefined
-          ? { type: 'object', oneOf: members, discriminator: { propertyName: type.discriminator } }
-          : { anyOf: members };
-      }
+      case 'union':
+        return this.union(type);
       case 'brand':
         return this.type(type.base);
       case 'unknown':

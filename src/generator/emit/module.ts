@@ -4,8 +4,8 @@
  */
 import path from 'node:path';
 import { generatedHeader } from '../header.js';
-import type { CallArgumentIR, ManifestIR, QuestionIR, ToolIR } from '../ir.js';
-import { referencedNames } from '../ir-walk.js';
+import type { CallArgumentIR, ManifestIR, QuestionIR, ToolIR, TypeIR } from '../ir.js';
+import { referencedNames, someType } from '../ir-walk.js';
 import { compareStrings } from '../naming.js';
 import { questionSchema, toolInputSchema, toolOutputSchema } from './json-schema.js';
 import {
@@ -38,6 +38,7 @@ export function emitTaskModule(ir: ManifestIR, options: ModuleOptions): string {
     schemaNameOf: (typeName) => names.namedSchema(typeName, side),
     isDeferred: (typeName) => !declared.has(names.namedSchema(typeName, side)),
     enumBindingOf: names.enumBinding,
+    typeOf: (typeName) => ir.types[typeName]?.type,
   });
   const namedSchemas = namedSchemaOrder(ir).map((unit) => {
     const name = names.namedSchema(unit.typeName, unit.side === 'both' ? 'input' : unit.side);
@@ -77,10 +78,8 @@ function toPosix(filePath: string): string {
 }
 
 function importLines(ir: ManifestIR, names: ModuleNames, options: ModuleOptions): string[] {
-  const lines = [
-    `import { defineTaskManifest, defineTaskTool } from '${RUNTIME_PACKAGE}';`,
-    "import { z } from 'zod';",
-  ];
+  const helpers = ['defineTaskManifest', 'defineTaskTool', ...(usesUndefinedValue(ir) ? ['undefinedValue'] : [])];
+  const lines = [`import { ${helpers.join(', ')} } from '${RUNTIME_PACKAGE}';`, "import { z } from 'zod';"];
   const bySpecifier = new Map<string, Set<string>>();
   const add = (module: string, exportName: string, binding: string) => {
     const specifier = relativeImport(options.projectDir, options.outFile, module);
@@ -97,6 +96,23 @@ function importLines(ir: ManifestIR, names: ModuleNames, options: ModuleOptions)
     lines.push(`import { ${clauses.join(', ')} } from ${stringLiteral(specifier)};`);
   }
   return lines;
+}
+
+/** Whether some property is a required key that may hold `undefined` (see `undefinedValue`). */
+function usesUndefinedValue(ir: ManifestIR): boolean {
+  const isRequiredKey = (type: TypeIR): boolean =>
+    type.kind === 'object' &&
+    type.properties.some((property) => property.keyRequired && property.default === undefined);
+  const resolve = () => undefined;
+  return (
+    Object.values(ir.types).some((definition) => someType(definition.type, isRequiredKey, resolve)) ||
+    ir.tools.some(
+      (tool) =>
+        someType(tool.input, isRequiredKey, resolve) ||
+        ('type' in tool.output && someType(tool.output.type, isRequiredKey, resolve)) ||
+        tool.questions.some((question) => someType(question.answer, isRequiredKey, resolve)),
+    )
+  );
 }
 
 /**
@@ -186,6 +202,7 @@ function questionEntry(question: QuestionIR, names: ModuleNames): Code {
       schemaNameOf: (typeName) => names.namedSchema(typeName, 'input'),
       isDeferred: () => false,
       enumBindingOf: names.enumBinding,
+      typeOf: () => undefined,
     }),
   ]);
   return object(entries);

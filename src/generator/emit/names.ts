@@ -125,6 +125,7 @@ export function enumImports(ir: ManifestIR): Map<string, string> {
   for (const tool of ir.tools) {
     someType(tool.input, collect, () => undefined);
     if ('type' in tool.output) someType(tool.output.type, collect, () => undefined);
+    for (const question of tool.questions) someType(question.answer, collect, () => undefined);
   }
   return found;
 }

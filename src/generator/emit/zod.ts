@@ -14,7 +14,19 @@
  */
 import type { JsonValue, ObjectTypeIR, PropertyIR, StringTypeIR, TypeIR } from '../ir.js';
 import { someType } from '../ir-walk.js';
-import { arrow, type Code, call, getter, method, object, printFlat, raw, stringLiteral, value } from './printer.js';
+import {
+  arrow,
+  type Code,
+  call,
+  getter,
+  method,
+  object,
+  printFlat,
+  propertyAccess,
+  raw,
+  stringLiteral,
+  value,
+} from './printer.js';
 
 export type ZodSide = 'input' | 'output';
 
@@ -26,6 +38,8 @@ export interface ZodContext {
   readonly isDeferred: (typeName: string) => boolean;
   /** The local binding of an imported TS enum. */
   readonly enumBindingOf: (module: string, exportName: string) => string;
+  /** The definition of a named type, to write defaults inside it. */
+  readonly typeOf: (typeName: string) => TypeIR | undefined;
 }
 
 const STRING_FORMATS: Readonly<Record<NonNullable<StringTypeIR['format']>, string>> = {
@@ -64,8 +78,13 @@ export function zodType(type: TypeIR, context: ZodContext): Code {
         type.values.length === 1 && only !== undefined ? value(only) : value([...type.values]),
       ]);
     }
-    case 'native-enum':
-      return call('z.enum', [raw(context.enumBindingOf(type.module, type.exportName))]);
+    case 'native-enum': {
+      const binding = context.enumBindingOf(type.module, type.exportName);
+      if (type.whole) return call('z.enum', [raw(binding)]);
+      const members = type.members.map((member) => raw(propertyAccess(binding, member.name)));
+      const [only] = members;
+      return call('z.literal', [members.length === 1 && only ? only : { kind: 'array', items: members }]);
+    }
     case 'template':
       return call('z.templateLiteral', [
         {
@@ -143,11 +162,68 @@ function zodString(type: StringTypeIR): Code {
 
 function zodProperty(property: PropertyIR, context: ZodContext): Code {
   const base = zodType(property.type, context);
-  if (property.default !== undefined) return method(base, 'default', [defaultValue(property.default)]);
-  return property.optional ? method(base, 'optional') : base;
+  if (property.default !== undefined)
+    return method(base, 'default', [defaultValue(property.default, property.type, context)]);
+  if (!property.optional) return base;
+  // `key: T | undefined` (no `?`): absent on the wire, but a key the method's type requires.
+  return property.keyRequired ? call('undefinedValue', [base]) : method(base, 'optional');
 }
 
 /** Objects and arrays through a factory, so that no two parses share (and mutate) one default. */
-function defaultValue(json: JsonValue): Code {
-  return json !== null && typeof json === 'object' ? arrow([], value(json)) : value(json);
+function defaultValue(json: JsonValue, type: TypeIR, context: ZodContext): Code {
+  const code = typedValue(json, type, context, 0);
+  return json !== null && typeof json === 'object' ? arrow([], code) : code;
+}
+
+/**
+ * A JSON value as code of the given type: a TS enum's value is written as its member
+ * (`Currency.Euro`), because the string `'EUR'` is not a `Currency` to the compiler.
+ */
+function typedValue(json: JsonValue, type: TypeIR, context: ZodContext, depth: number): Code {
+  if (depth > 32) return value(json);
+  const next = (item: JsonValue, itemType: TypeIR | undefined): Code =>
+    itemType ? typedValue(item, itemType, context, depth + 1) : value(item);
+  switch (type.kind) {
+    case 'native-enum': {
+      const member = type.members.find((candidate) => candidate.value === json);
+      return member
+        ? raw(propertyAccess(context.enumBindingOf(type.module, type.exportName), member.name))
+        : value(json);
+    }
+    case 'array':
+      return Array.isArray(json) ? { kind: 'array', items: json.map((item) => next(item, type.items)) } : value(json);
+    case 'tuple':
+      return Array.isArray(json)
+        ? { kind: 'array', items: json.map((item, index) => next(item, type.items[index] ?? type.rest)) }
+        : value(json);
+    case 'record':
+      return isJsonObject(json)
+        ? object(Object.entries(json).map(([key, item]) => [key, next(item, type.values)] as const))
+        : value(json);
+    case 'object':
+      return isJsonObject(json)
+        ? object(
+            Object.entries(json).map(
+              ([key, item]) => [key, next(item, type.properties.find((p) => p.name === key)?.type)] as const,
+            ),
+          )
+        : value(json);
+    case 'ref': {
+      const target = context.typeOf(type.name);
+      return target ? next(json, target) : value(json);
+    }
+    case 'union': {
+      // The enum member that holds this value, if any; other members print the value as it is.
+      const holder = type.members.find(
+        (member) => member.kind === 'native-enum' && member.members.some((candidate) => candidate.value === json),
+      );
+      return holder ? next(json, holder) : value(json);
+    }
+    default:
+      return value(json);
+  }
+}
+
+function isJsonObject(json: JsonValue): json is { [key: string]: JsonValue } {
+  return json !== null && typeof json === 'object' && !Array.isArray(json);
 }

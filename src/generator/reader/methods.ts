@@ -67,6 +67,12 @@ const TOOL_OPTIONS: Readonly<Record<string, OptionKind>> = { name: 'string', tit
 
 const ELICITATION_KINDS: ReadonlySet<TypeIR['kind']> = new Set(['string', 'number', 'integer', 'boolean', 'enum']);
 
+/** What an elicitation form can carry: primitives, and enums of strings (literal unions or string enums). */
+function isElicitationType(type: TypeIR): boolean {
+  if (type.kind === 'native-enum') return type.members.every((member) => typeof member.value === 'string');
+  return ELICITATION_KINDS.has(type.kind);
+}
+
 interface ParsedOptions {
   readonly values: { readonly [key: string]: JsonValue };
   readonly nodes: { readonly [key: string]: Node };
@@ -500,7 +506,8 @@ export class MethodReader {
       isPromise && returnTypeNode && Node.isTypeReference(returnTypeNode)
         ? (returnTypeNode.getTypeArguments()[0] ?? returnTypeNode)
         : (returnTypeNode ?? method.getNameNode());
-    const type = this.types.read(awaited, { node: siteNode, subject: `return type of ${label}` });
+    const subject = `return type of ${label}`;
+    const type = this.types.read(awaited, { node: siteNode, subject });
     if (!type) return undefined;
     switch (type.kind) {
       case 'string':
@@ -510,6 +517,17 @@ export class MethodReader {
       case 'object':
       case 'ref':
         return { result: 'structured', type };
+      case 'union':
+        // A union of objects is still an object: `outputSchema` `{ type: 'object', anyOf: [...] }`.
+        if (type.members.every((member) => member.kind === 'object' || member.kind === 'ref'))
+          return { result: 'structured', type };
+        this.sink.warning(
+          DiagnosticCode.OutputNotStructured,
+          siteNode,
+          `${subject}: the result is sent as JSON text without an outputSchema, because MCP's structuredContent must be an object and this union has ${type.members.some((member) => member.kind === 'null') ? "'null'" : 'members that are not objects'}`,
+          'Return an object to get an outputSchema and structuredContent, e.g. `{ item: Item | null }`.',
+        );
+        return { result: 'json', type };
       default:
         return { result: 'json', type };
     }
@@ -601,7 +619,7 @@ export class MethodReader {
     const read = this.types.read(typeArgument.getType(), { node: typeArgument, subject });
     if (!read) return undefined;
     const answer = read.kind === 'ref' ? this.types.resolve(read)?.type : read.kind === 'object' ? read : undefined;
-    const nested = answer?.properties.find((property) => !ELICITATION_KINDS.has(property.type.kind));
+    const nested = answer?.properties.find((property) => !isElicitationType(property.type));
     if (!answer || nested) {
       const what = nested
         ? `property '${nested.name}' is ${describeKind(nested.type)}`
@@ -629,6 +647,8 @@ function describeKind(type: TypeIR): string {
     case 'object':
     case 'ref':
       return 'an object';
+    case 'native-enum':
+      return 'an enum with number values';
     case 'array':
     case 'integer':
     case 'enum':

@@ -143,9 +143,18 @@ export class ProjectSession {
       const tools: FileResult['tools'][number][] = [];
       let complete = true;
       for (const decorated of findDecoratedMethods(sourceFile.getDescendantsOfKind(SyntaxKind.Decorator), tags, sink)) {
+        const errorsBefore = sink.errorCount;
+        const failuresBefore = types.failedReads;
         const read = methods.read(decorated);
-        if (read) tools.push({ tool: read.tool, nameLocation: locate(read.nameNode) });
-        else complete = false;
+        if (read) {
+          tools.push({ tool: read.tool, nameLocation: locate(read.nameNode) });
+          continue;
+        }
+        complete = false;
+        // The invariant: a decorated method becomes a tool, or an error says why not. A method that
+        // failed only on a named type whose error was reported earlier (for another tool) is explained.
+        if (sink.errorCount === errorsBefore && types.failedReads === failuresBefore)
+          reportDroppedTool(decorated, sink);
       }
       const diagnostics = sink.diagnostics.slice(firstDiagnostic);
       const result: FileResult = {
@@ -308,6 +317,21 @@ function findDecoratedMethods(
     methods.push({ method, kind, decorator: mark, questions });
   }
   return methods;
+}
+
+/**
+ * A method the readers gave up on without saying why: a type shape nobody has taught them yet.
+ * Reported as an error so that the tool can never vanish from the manifest silently.
+ */
+function reportDroppedTool(decorated: DecoratedMethod, sink: DiagnosticSink): void {
+  const { method } = decorated;
+  const className = method.getParentIfKind(SyntaxKind.ClassDeclaration)?.getName() ?? '(anonymous class)';
+  sink.error(
+    DiagnosticCode.ToolNotGenerated,
+    method.getNameNode(),
+    `${className}.${method.getName()}: mcp-taskgen could not turn this method into a tool and found no specific reason`,
+    'This is a gap in mcp-taskgen: please report it with the parameter and return types; until then, simplify those types (plain interfaces, literal unions, arrays).',
+  );
 }
 
 function calleeOf(decorator: Decorator): Node {

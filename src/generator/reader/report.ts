@@ -20,8 +20,15 @@ export class DiagnosticSink {
   // A named type used by two tools is read once, but guard anyway: one problem, one report.
   private readonly seen = new Set<string>();
 
+  /**
+   * Errors reported so far, repeats included: a problem in a type two tools share is one
+   * diagnostic, but it explains why each of them failed.
+   */
+  errorCount = 0;
+
   /** `at` may be a location captured earlier, for a node of a program that has since changed. */
   error(code: DiagnosticCode, at: Node | TextRange | SourceLocation, message: string, hint?: string): void {
+    this.errorCount++;
     this.report('error', code, at, message, hint);
   }
 

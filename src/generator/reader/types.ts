@@ -9,7 +9,16 @@
  * already says "validate this yourself".
  */
 import path from 'node:path';
-import { type Symbol as MorphSymbol, Node, SymbolFlags, type Type, TypeFlags, TypeFormatFlags, ts } from 'ts-morph';
+import {
+  type EnumDeclaration,
+  type Symbol as MorphSymbol,
+  Node,
+  SymbolFlags,
+  type Type,
+  TypeFlags,
+  TypeFormatFlags,
+  ts,
+} from 'ts-morph';
 import { DiagnosticCode } from '../diagnostics.js';
 import type {
   BrandTypeIR,
@@ -72,8 +81,14 @@ export class TypeReader {
   /** Keyed by symbol for plain named types, by checker type for generic instantiations. */
   private readonly named = new Map<object, NamedEntry>();
   private readonly usedKeys = new Set<string>();
-  /** Anonymous types being read, to catch recursion that has no named object to hang a `$ref` on. */
-  private readonly inlineStack = new Set<ts.Type>();
+  /**
+   * Anonymous types being read since the innermost named type, to catch recursion that has no
+   * named object to hang a `$ref` on. A named type starts a fresh stack: a cycle through it ends
+   * at its `$ref` (`type Filter = Match | AllOf` with `AllOf.all: Filter[]` is fine).
+   */
+  private inlineStack = new Set<ts.Type>();
+  /** Reads that failed on a named type whose errors were reported before (see `readNamed`). */
+  failedReads = 0;
 
   constructor(
     private readonly sink: DiagnosticSink,
@@ -222,9 +237,9 @@ export class TypeReader {
     const enumMembers = rest.filter((member) => member.getFlags() & TypeFlags.EnumLiteral);
     const others = rest.filter((member) => !(member.getFlags() & TypeFlags.EnumLiteral));
     if (enumMembers.length > 0) {
-      const nativeEnum = this.readNativeEnum(enumMembers, site);
-      if (!nativeEnum) return undefined;
-      parts.push(nativeEnum);
+      const nativeEnums = this.readNativeEnums(enumMembers, site);
+      if (!nativeEnums) return undefined;
+      parts.push(...nativeEnums);
     }
     const booleans = others.filter((member) => member.isBooleanLiteral());
     const literals = others.filter((member) => member.isStringLiteral() || member.isNumberLiteral());
@@ -257,46 +272,47 @@ export class TypeReader {
     return discriminator ? { ...union, discriminator } : union;
   }
 
-  /** The enum behind enum-member literals; only the whole enum can be `z.enum(TheEnum)`. */
-  private readNativeEnum(members: readonly Type[], site: TypeSite): TypeIR | undefined {
-    const declarations = new Set(
-      members.map((member) => member.getSymbol()?.getDeclarations()[0]?.getParent()).filter(Node.isEnumDeclaration),
-    );
-    const [declaration] = declarations;
-    const text = () => members.map((member) => member.getText(site.node)).join(' | ');
-    if (declarations.size !== 1 || !declaration) {
-      return this.fail(
-        DiagnosticCode.UnsupportedUnion,
-        site,
-        `'${text()}' mixes members of several enums`,
-        'Use one enum type, or a string-literal union.',
-      );
+  /**
+   * Enum-member literals, grouped by their enum: the whole enum (`Color`), or some of its members
+   * (`kind: Kind.Circle`, `Color.Red | Color.Blue`). Members of several enums become one part each.
+   */
+  private readNativeEnums(members: readonly Type[], site: TypeSite): TypeIR[] | undefined {
+    const byEnum = new Map<EnumDeclaration, Type[]>();
+    for (const member of members) {
+      const declaration = member.getSymbol()?.getDeclarations()[0]?.getParent();
+      if (!Node.isEnumDeclaration(declaration)) {
+        return this.fail(
+          DiagnosticCode.UnsupportedType,
+          site,
+          `'${member.getText(site.node)}' is an enum member whose enum cannot be found`,
+          'Use a string-literal union instead.',
+        );
+      }
+      byEnum.set(declaration, [...(byEnum.get(declaration) ?? []), member]);
     }
-    const enumName = declaration.getName();
-    if (members.length !== declaration.getMembers().length) {
-      return this.fail(
-        DiagnosticCode.UnsupportedUnion,
-        site,
-        `'${text()}' is only part of enum '${enumName}'`,
-        `Use the whole enum type '${enumName}', or a literal union of the values you accept.`,
-      );
+    const parts: TypeIR[] = [];
+    for (const [declaration, used] of byEnum) {
+      const enumName = declaration.getName();
+      if (declaration.isConstEnum() || !declaration.isExported() || declaration.getSourceFile().isDeclarationFile()) {
+        return this.fail(
+          DiagnosticCode.EnumNotImportable,
+          site,
+          `enum '${enumName}' must be a non-const enum exported from a source file of the project`,
+          `The generated module validates with z.enum(${enumName}) or z.literal(${enumName}.Member) and so imports the enum object: export it, and drop \`const\`.`,
+        );
+      }
+      const usedNames = new Set(used.map((member) => member.getSymbol()?.getName()));
+      const declared = declaration.getMembers();
+      const admitted = declared.filter((member) => usedNames.has(member.getName()));
+      parts.push({
+        kind: 'native-enum',
+        module: relativeModulePath(declaration.getSourceFile(), this.rootDir),
+        exportName: enumName,
+        members: admitted.map((member) => ({ name: member.getName(), value: member.getValue() as string | number })),
+        whole: admitted.length === declared.length,
+      });
     }
-    if (declaration.isConstEnum() || !declaration.isExported() || declaration.getSourceFile().isDeclarationFile()) {
-      return this.fail(
-        DiagnosticCode.EnumNotImportable,
-        site,
-        `enum '${enumName}' must be a non-const enum exported from a source file of the project`,
-        'The generated module validates with z.enum(' +
-          enumName +
-          ') and so imports the enum object: export it, and drop `const`.',
-      );
-    }
-    return {
-      kind: 'native-enum',
-      module: relativeModulePath(declaration.getSourceFile(), this.rootDir),
-      exportName: enumName,
-      values: declaration.getMembers().map((member) => member.getValue() as string | number),
-    };
+    return parts;
   }
 
   /**
@@ -310,8 +326,12 @@ export class TypeReader {
       if (!object) return undefined;
       objects.push(object);
     }
-    const singleValue = (type: TypeIR): string | number | boolean | undefined =>
-      (type.kind === 'enum' || type.kind === 'literal') && type.values.length === 1 ? type.values[0] : undefined;
+    // OpenAPI's `discriminator` (and ajv's) takes string tags only; other tags stay a plain `anyOf`.
+    const singleValue = (type: TypeIR): string | undefined => {
+      if (type.kind === 'enum' && type.values.length === 1) return type.values[0];
+      const [member, ...more] = type.kind === 'native-enum' ? type.members : [];
+      return member && more.length === 0 && typeof member.value === 'string' ? member.value : undefined;
+    };
     for (const candidate of objects[0]?.properties ?? []) {
       const values = objects.map((object) => {
         const property = object.properties.find((other) => other.name === candidate.name);
@@ -530,7 +550,11 @@ export class TypeReader {
     const existing = this.named.get(identity);
     // A type that refers to itself gets its `$ref` while it is still being read: that is the recursion.
     if (existing?.state === 'done' || existing?.state === 'reading') return { kind: 'ref', name: existing.key };
-    if (existing?.state === 'failed') return undefined;
+    if (existing?.state === 'failed') {
+      // Its errors were reported when it was first read.
+      this.failedReads++;
+      return undefined;
+    }
     const declaration = symbol.getDeclarations()[0];
     const file = declaration ? relativeModulePath(declaration.getSourceFile(), this.rootDir) : '?';
     const baseName = isGeneric ? instantiationName(symbol.getName(), type) : symbol.getName();
@@ -543,7 +567,14 @@ export class TypeReader {
     this.usedKeys.add(key);
     const entry: NamedEntry = { key, baseName, state: 'reading' };
     this.named.set(identity, entry);
-    const properties = this.readProperties(type, site, `'${isGeneric ? type.getText(site.node) : symbol.getName()}'`);
+    const outerStack = this.inlineStack;
+    this.inlineStack = new Set();
+    let properties: PropertyIR[] | undefined;
+    try {
+      properties = this.readProperties(type, site, `'${isGeneric ? type.getText(site.node) : symbol.getName()}'`);
+    } finally {
+      this.inlineStack = outerStack;
+    }
     if (!properties || !declaration) {
       entry.state = 'failed';
       return undefined;
@@ -636,7 +667,12 @@ export class TypeReader {
     // property: its type there is the unmapped one, so ask for the type as seen from the owner.
     const propertyType = property.getTypeAtLocation(ownerSite.node);
     const { type: read, includesUndefined } = this.readOptionalAware(propertyType, site);
-    if (!read || !declaration) return undefined;
+    if (!read) return undefined;
+    // Mapped types with literal keys (`Record<'us' | 'eu', V>`, `{ [K in Mode]: V }`) create
+    // properties without a declaration: the type is all there is, and no JSDoc can be attached.
+    const keyRequired = !property.isOptional() && includesUndefined;
+    const presence = { optional: property.isOptional() || includesUndefined, ...(keyRequired ? { keyRequired } : {}) };
+    if (!declaration) return { name, type: read, ...presence };
     if (site.integer && !containsInteger(read)) {
       return this.fail(
         DiagnosticCode.InvalidJsDocTag,
@@ -645,23 +681,43 @@ export class TypeReader {
         'Remove the tag, or change the type to number.',
       );
     }
+    this.reportSameLineJsDoc(declaration, name);
     const tags = jsDocTags(declaration);
     reportUnknownTags(tags, subject, this.sink);
     const type = applyConstraints(read, tags, subject, this.sink);
     const annotations = readAnnotations(tags, subject, this.sink);
     if (!type || !annotations) return undefined;
-    const optional = property.isOptional() || includesUndefined;
+    const { optional } = presence;
     const description = jsDocDescription(declaration);
     const defaultValue = this.readDefault(declaration, type, optional, subject);
     if (defaultValue === 'invalid') return undefined;
     return {
       name,
       type,
-      optional,
+      ...presence,
       ...(description !== undefined ? { description } : {}),
       ...(defaultValue !== undefined ? { default: defaultValue.value } : {}),
       ...annotations,
     };
+  }
+
+  /**
+   * `a: number; /** @maximum 5 *\/` followed by `b` on the next line: TypeScript reads a JSDoc
+   * block only when it starts a line of its own before the member, so this one documents neither
+   * `a` nor `b`, and its constraints would be lost without a word.
+   */
+  private reportSameLineJsDoc(declaration: Node, name: string): void {
+    const sourceFile = declaration.getSourceFile();
+    const text = sourceFile.getFullText();
+    for (const comment of ts.getTrailingCommentRanges(text, declaration.getEnd()) ?? []) {
+      if (!text.startsWith('/**', comment.pos) || text.startsWith('/**/', comment.pos)) continue;
+      this.sink.warning(
+        DiagnosticCode.MisplacedJsDoc,
+        { sourceFile, start: comment.pos, end: comment.end },
+        `this JSDoc block sits on the line of property '${name}', after it, so TypeScript attaches it to no property and mcp-taskgen ignores it`,
+        'Move the comment onto its own line, directly above the property it documents.',
+      );
+    }
   }
 
   /** `@default` on a property: JSON, on an optional property, matching the type. */
@@ -739,11 +795,12 @@ export class TypeReader {
       case 'enum':
         return typeof value === 'string' && type.values.includes(value);
       case 'literal':
-      case 'native-enum':
         return (
           (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') &&
           (type.values as readonly unknown[]).includes(value)
         );
+      case 'native-enum':
+        return type.members.some((member) => member.value === value);
       case 'date-time':
         return false;
       case 'unknown':

@@ -6,11 +6,14 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { TaskRecord } from '../../engine/task.js';
+import { captureTraceContext } from '../../observe/tracing.js';
 import type { RuntimeNames } from './keys.js';
 
-/** Job data: only what helps a human reading a dashboard. */
+/** Job data: only what helps a human reading a dashboard, and the trace the task belongs to. */
 export interface TaskJobData {
   readonly tool: string;
+  /** The creating request's trace context (W3C `traceparent`), when an OpenTelemetry SDK is installed. */
+  readonly trace?: Readonly<Record<string, string>>;
 }
 
 export interface JobRetryOptions {
@@ -39,9 +42,10 @@ export class TaskQueue {
   }
 
   async enqueue(record: TaskRecord): Promise<void> {
+    const trace = captureTraceContext();
     await this.queue.add(
       record.tool,
-      { tool: record.tool },
+      { tool: record.tool, ...(trace && { trace }) },
       {
         jobId: record.taskId,
         attempts: this.retry.attempts,
@@ -72,6 +76,16 @@ export class TaskQueue {
     await job.promote().catch(() => {
       // Lost a race with the worker's own re-check, which promoted it first.
     });
+  }
+
+  /** Jobs waiting, running and delayed (parked for answers or backing off before a retry). */
+  async counts(): Promise<Record<'waiting' | 'active' | 'delayed', number>> {
+    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+    return {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      active: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+    };
   }
 
   async close(): Promise<void> {

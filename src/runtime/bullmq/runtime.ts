@@ -6,7 +6,14 @@
 import type { Redis } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
-import type { CreateOptions, ListPage, ListPosition, TaskListener, TaskRuntime } from '../../engine/runtime.js';
+import type {
+  CreateOptions,
+  ListPage,
+  ListPosition,
+  RuntimeStats,
+  TaskListener,
+  TaskRuntime,
+} from '../../engine/runtime.js';
 import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
@@ -182,6 +189,27 @@ export class BullmqTaskRuntime implements TaskRuntime {
 
   subscribe(listener: TaskListener, onGap?: () => void): () => void {
     return this.events.subscribe(listener, onGap);
+  }
+
+  /** The job id is the task id (see `TaskQueue`). */
+  jobIdOf(taskId: string): string {
+    return taskId;
+  }
+
+  /** Redis answers a PING within the operation deadline. */
+  async checkReady(): Promise<void> {
+    await this.guard('check Redis', async () => {
+      await this.client.ping();
+    });
+  }
+
+  /**
+   * The queue's own counts (three cheap Redis calls): waiting and active jobs are `working`
+   * tasks; delayed jobs are tasks parked for answers or waiting for a retry.
+   */
+  async stats(): Promise<RuntimeStats> {
+    const queue = await this.guard('count jobs', () => this.queue.counts());
+    return { queue };
   }
 
   close(): Promise<void> {

@@ -15,12 +15,13 @@ import { DelayedError, type Job, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TaskPaused } from '../../engine/errors.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
+import { PROCESS_NAME } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type { ExecutionControl, TaskExecutor } from '../../engine/runtime.js';
 import { expiresAt, type InputAnswer, isTerminal, type PendingInput, type TaskOutcome } from '../../engine/task.js';
 import { outcomeChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
-import { closeClient, createRedisClient, type RedisConnection } from './connection.js';
+import { closeClient, createRedisClient, type RedisConnection, withDeadline } from './connection.js';
 import { RedisChannelSubscription } from './events.js';
 import type { TaskJobData } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
@@ -166,6 +167,15 @@ export class TaskWorker {
     this.started.catch(() => {});
   }
 
+  /** Resolves when this worker can take jobs: it has started, is not closing, and Redis answers. */
+  async checkReady(): Promise<void> {
+    if (this.closing) throw new Error('the worker is shutting down');
+    await withDeadline('check Redis', 800, async () => {
+      await this.started;
+      await this.client.ping();
+    });
+  }
+
   /**
    * Stops taking jobs, lets running methods finish for `shutdownGraceMs`, then aborts them;
    * their jobs go back to the queue (no attempt used) for another worker.
@@ -228,8 +238,20 @@ export class TaskWorker {
         }
         const progress = new ProgressWriter(this.store, taskId, this.logger);
         let outcome: TaskOutcome;
+        const record = started.record;
         const control: ExecutionControl = {
           signal: controller.signal,
+          placement: {
+            worker: PROCESS_NAME,
+            jobId: taskId,
+            // Run before: after a pause for answers, a lost worker or a shutdown hand-back.
+            resumed:
+              job.attemptsMade > 0 ||
+              (job.stalledCounter ?? 0) > 0 ||
+              Object.keys(record.inputAnswers ?? {}).length > 0 ||
+              Object.keys(record.steps ?? {}).length > 0,
+            ...(job.data.trace && { trace: job.data.trace }),
+          },
           report: (update) => progress.report(update),
           ask: (key, pending) => this.ask(taskId, key, pending, run),
           step: (name, work) => this.step(taskId, name, work),

@@ -6,12 +6,14 @@
 
 import { TaskError } from '../../engine/errors.js';
 import { askChange, stepChange } from '../../engine/inputs.js';
+import { factsOf, noObserver, PROCESS_NAME, type TaskObserver } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type {
   CreateOptions,
   ExecutionControl,
   ListPage,
   ListPosition,
+  RuntimeStats,
   TaskExecutor,
   TaskListener,
   TaskRuntime,
@@ -26,6 +28,7 @@ import {
   type TaskRecord,
 } from '../../engine/task.js';
 import { applyChange, outcomeChange, type TaskChange } from '../../engine/transitions.js';
+import { captureTraceContext } from '../../observe/tracing.js';
 
 export interface MemoryRuntimeOptions {
   readonly executor: TaskExecutor;
@@ -36,6 +39,8 @@ export interface MemoryRuntimeOptions {
    */
   readonly concurrency?: number;
   readonly clock?: () => number;
+  /** Told when a task expires. */
+  readonly observer?: TaskObserver;
 }
 
 interface Running {
@@ -61,10 +66,14 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private readonly live = new Map<string, Set<string>>();
   private readonly queue: string[] = [];
   private readonly listeners = new Set<TaskListener>();
+  /** The trace context each queued task was created in, so its run joins that trace. */
+  private readonly traces = new Map<string, Record<string, string>>();
+  private readonly observer: TaskObserver;
   private closed = false;
 
   constructor(options: MemoryRuntimeOptions) {
     this.executor = options.executor;
+    this.observer = options.observer ?? noObserver;
     this.concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
     this.clock = options.clock ?? Date.now;
   }
@@ -94,6 +103,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
     }
     this.scheduleExpiry(record);
     this.emit(record);
+    const trace = captureTraceContext();
+    if (trace) this.traces.set(record.taskId, trace);
     this.queue.push(record.taskId);
     // Start work after the creating request has its answer, never inside it.
     setImmediate(() => this.drain());
@@ -103,10 +114,20 @@ export class MemoryTaskRuntime implements TaskRuntime {
   async get(taskId: string): Promise<TaskRecord | undefined> {
     const record = this.records.get(taskId);
     if (record && expiresAt(record) <= this.clock()) {
-      this.forget(taskId);
+      this.forget(taskId, 'expired');
       return undefined;
     }
     return record;
+  }
+
+  /** Counted from memory: cheap enough for every scrape. */
+  async stats(): Promise<RuntimeStats> {
+    const tasks = { working: 0, input_required: 0, parked: 0 };
+    for (const record of this.records.values()) {
+      if (record.status === 'working') tasks.working++;
+      else if (record.status === 'input_required') tasks.input_required++;
+    }
+    return { tasks };
   }
 
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
@@ -203,8 +224,11 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.running.set(queued.taskId, { controller, tool: queued.tool });
     const record =
       queued.statusMessage === QUEUED ? this.write(queued, { status: 'working', statusMessage: null }) : queued;
+    const trace = this.traces.get(record.taskId);
+    this.traces.delete(record.taskId);
     const control: ExecutionControl = {
       signal: controller.signal,
+      placement: { worker: PROCESS_NAME, ...(trace && { trace }) },
       report: (update) => {
         const current = this.records.get(record.taskId);
         const change = current && progressReportChange(current, update);
@@ -297,7 +321,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const delay = Math.max(0, expiresAt(record) - this.clock());
     // setTimeout caps at 2^31-1 ms; longer TTLs are enforced lazily by `get`.
     if (delay > 2_147_483_647) return;
-    const timer = setTimeout(() => this.forget(record.taskId), delay);
+    const timer = setTimeout(() => this.forget(record.taskId, 'expired'), delay);
     timer.unref();
     this.expiryTimers.set(record.taskId, timer);
   }
@@ -309,10 +333,12 @@ export class MemoryTaskRuntime implements TaskRuntime {
   }
 
   /** Drops a task from memory: expiry, or `remove` after stopping it. */
-  private forget(taskId: string): void {
+  private forget(taskId: string, why: 'expired' | 'removed' = 'removed'): void {
     const record = this.records.get(taskId);
     if (!record) return;
     this.records.delete(taskId);
+    this.traces.delete(taskId);
+    if (why === 'expired') this.observer.observe({ type: 'expired', task: factsOf(record) });
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);
     this.running.get(taskId)?.controller.abort(new Error('The task expired'));

@@ -1,0 +1,48 @@
+/**
+ * Errors a task client raises. Each carries a stable `code`: a JSON-RPC code when the server
+ * answered with one, else one of `TaskClientErrorCode`.
+ */
+
+export const TaskClientErrorCode = {
+  /** The task is unknown or expired (JSON-RPC -32602 from the server). */
+  NotFound: 'task_not_found',
+  /** The task ended `cancelled`. */
+  Cancelled: 'task_cancelled',
+  /** The task ended `failed` with a JSON-RPC error. */
+  Failed: 'task_failed',
+  /** The server speaks neither task dialect, or not the one asked for. */
+  Unsupported: 'tasks_unsupported',
+  /** There is no open question with that key. */
+  NoSuchQuestion: 'no_such_question',
+  /** The connection closed before the answer came. */
+  Closed: 'connection_closed',
+} as const;
+
+export type TaskClientErrorCode = (typeof TaskClientErrorCode)[keyof typeof TaskClientErrorCode];
+
+export class TaskClientError extends Error {
+  override readonly name = 'TaskClientError';
+  constructor(
+    readonly code: TaskClientErrorCode | number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** A JSON-RPC error response, as the server sent it. */
+export class RpcResponseError extends TaskClientError {
+  constructor(code: number, message: string, data?: unknown) {
+    super(code, message, data);
+  }
+}
+
+export const INVALID_PARAMS = -32602;
+
+/** Whether `error` says the task is unknown or expired. */
+export function isTaskNotFound(error: unknown): boolean {
+  return (
+    error instanceof TaskClientError && (error.code === TaskClientErrorCode.NotFound || error.code === INVALID_PARAMS)
+  );
+}

@@ -1,0 +1,20 @@
+/**
+ * mcp-task-server/client: call task tools on any MCP server that speaks 2025-11-25 core tasks
+ * or the 2026-07-28 tasks extension, with one task handle for both.
+ */
+export type { TaskClientErrorCode as TaskClientErrorCodeValue } from './errors.js';
+export { isTaskNotFound, RpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
+export type { CallOptions, TaskCall, TaskClient, TaskClientOptions, TaskServerTarget } from './task-client.js';
+export { connectTaskClient } from './task-client.js';
+export { TaskHandle } from './task-handle.js';
+export type {
+  CallToolResult,
+  Dialect,
+  DialectChoice,
+  QuestionAnswer,
+  TaskEvent,
+  TaskQuestion,
+  TaskSnapshot,
+  TaskStatus,
+  ToolSummary,
+} from './types.js';

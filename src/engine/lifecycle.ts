@@ -1,0 +1,105 @@
+/**
+ * Lifecycle facts: what the engine, the runtimes and the tool layer tell observers about a
+ * task as it lives. They are plain data; turning them into log lines, metrics or spans is the
+ * observers' business (`src/observe/`), so nothing here formats or counts anything.
+ */
+import { hostname } from 'node:os';
+
+/** This process, as lifecycle facts name the worker running a task. */
+export const PROCESS_NAME = `${hostname()}:${process.pid}`;
+
+/** Who a fact is about: the same on every event, never the arguments or answers. */
+export interface TaskFacts {
+  readonly taskId: string;
+  readonly tool: string;
+  /** The owning principal; `null` when nothing identified the caller. */
+  readonly principal: string | null;
+  /** The queue job running the task, on runtimes that have jobs. */
+  readonly jobId?: string;
+}
+
+export type LifecycleEvent =
+  | { readonly type: 'created'; readonly task: TaskFacts; readonly ttlMs: number | null }
+  | {
+      readonly type: 'started';
+      readonly task: TaskFacts;
+      /** Which process runs it (`host:pid`). */
+      readonly worker: string;
+      /** From creation to this run's start. */
+      readonly queueWaitMs: number;
+      /** The method runs again after a pause or a lost worker. */
+      readonly resumed: boolean;
+    }
+  | {
+      readonly type: 'progress';
+      readonly task: TaskFacts;
+      readonly message?: string;
+      readonly progress?: number;
+      readonly total?: number;
+    }
+  | { readonly type: 'input_requested'; readonly task: TaskFacts; readonly key: string }
+  | { readonly type: 'answered'; readonly task: TaskFacts; readonly keys: readonly string[] }
+  /** The run stopped to wait for answers without holding its slot; it starts again when answered. */
+  | { readonly type: 'paused'; readonly task: TaskFacts; readonly keys: readonly string[] }
+  | {
+      readonly type: 'completed';
+      readonly task: TaskFacts;
+      /** From creation to the end of the run. */
+      readonly durationMs: number;
+      readonly runMs: number;
+    }
+  | {
+      readonly type: 'failed';
+      readonly task: TaskFacts;
+      readonly durationMs: number;
+      readonly runMs: number;
+      /** `tool_error` for an `isError` result, `error` for a JSON-RPC error. */
+      readonly kind: 'tool_error' | 'error';
+      readonly code?: number;
+      readonly message: string;
+      /** What the method threw, when it threw (carries the stack). */
+      readonly cause?: unknown;
+    }
+  | { readonly type: 'cancelled'; readonly task: TaskFacts }
+  /** Deleted by its owner (SEP-1686 `tasks/delete`). */
+  | { readonly type: 'deleted'; readonly task: TaskFacts }
+  /** Its result (or error) was handed to its caller: the audit trail of who read what. */
+  | { readonly type: 'result_read'; readonly task: TaskFacts }
+  | { readonly type: 'expired'; readonly task: TaskFacts }
+  /** The run ended because the process stopped or the task was cancelled while it ran. */
+  | { readonly type: 'aborted'; readonly task: TaskFacts; readonly reason: string }
+  | { readonly type: 'output_invalid'; readonly task: TaskFacts; readonly detail: string };
+
+export type LifecycleType = LifecycleEvent['type'];
+
+export interface TaskObserver {
+  observe(event: LifecycleEvent): void;
+}
+
+export const noObserver: TaskObserver = { observe() {} };
+
+/** One observer that passes each event to all of `observers`; one that throws never stops the others. */
+export function observeAll(observers: readonly (TaskObserver | undefined)[]): TaskObserver {
+  const present = observers.filter((observer): observer is TaskObserver => observer !== undefined);
+  if (present.length === 0) return noObserver;
+  return {
+    observe(event) {
+      for (const observer of present) {
+        try {
+          observer.observe(event);
+        } catch {
+          // Observing must never break the work it observes.
+        }
+      }
+    },
+  };
+}
+
+export function factsOf(record: { taskId: string; tool: string; owner: string | null }, jobId?: string): TaskFacts {
+  return {
+    taskId: record.taskId,
+    tool: record.tool,
+    principal: record.owner,
+    ...(jobId !== undefined && { jobId }),
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The routes an operator's tools call: `/healthz` (the process answers), `/readyz` (it can
+ * serve: its runtime's store answers, its tools are loaded, it is not shutting down) and
+ * `/metrics` (Prometheus, when enabled). Health routes are unauthenticated by design: container
+ * orchestrators probe them without credentials, and they reveal nothing but a status.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TaskMetrics } from '../observe/metrics.js';
+
+/** What one readiness check found: `ok`, or why not. */
+export type CheckResult = 'ok' | (string & {});
+
+/** Named readiness checks; the process is ready when every one says `ok`. */
+export type ReadinessChecks = () => Promise<Record<string, CheckResult>>;
+
+export interface OperatorRoutesOptions {
+  readonly readiness: ReadinessChecks;
+  readonly metrics?: TaskMetrics;
+  /** When set, `/metrics` asks for `Authorization: Bearer <token>`. */
+  readonly metricsToken?: string;
+}
+
+export type Route = (request: Request, url: URL) => Promise<Response | undefined>;
+
+/** Longest a readiness check may take before it counts as failed (probes time out around 1 s). */
+const CHECK_TIMEOUT_MS = 900;
+
+export function operatorRoutes(options: OperatorRoutesOptions): Route {
+  return async (request, url) => {
+    if (url.pathname !== '/healthz' && url.pathname !== '/readyz' && url.pathname !== '/metrics') return undefined;
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return Response.json({ error: 'method not allowed' }, { status: 405, headers: { allow: 'GET, HEAD' } });
+    }
+    if (url.pathname === '/healthz') return Response.json({ status: 'ok' }, { headers: NO_STORE });
+    if (url.pathname === '/readyz') {
+      const checks = await withinDeadline(options.readiness);
+      const ready = Object.values(checks).every((result) => result === 'ok');
+      return Response.json(
+        { status: ready ? 'ready' : 'not ready', checks },
+        { status: ready ? 200 : 503, headers: NO_STORE },
+      );
+    }
+    if (!options.metrics) {
+      return Response.json(
+        { error: 'metrics are off: set MCP_TASK_METRICS=1 or the `metrics` option' },
+        { status: 404, headers: NO_STORE },
+      );
+    }
+    if (options.metricsToken !== undefined && !bearerMatches(request, options.metricsToken)) {
+      return Response.json(
+        { error: 'metrics need the metrics bearer token' },
+        { status: 401, headers: { 'www-authenticate': 'Bearer', ...NO_STORE } },
+      );
+    }
+    const { body, contentType } = await options.metrics.render();
+    return new Response(body, { headers: { 'content-type': contentType, ...NO_STORE } });
+  };
+}
+
+const NO_STORE = { 'cache-control': 'no-store' };
+
+async function withinDeadline(readiness: ReadinessChecks): Promise<Record<string, CheckResult>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Record<string, CheckResult>>((resolve) => {
+    timer = setTimeout(() => resolve({ checks: `no answer within ${CHECK_TIMEOUT_MS} ms` }), CHECK_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([
+      readiness().catch((error: unknown) => ({ checks: error instanceof Error ? error.message : String(error) })),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function bearerMatches(request: Request, token: string): boolean {
+  const header = request.headers.get('authorization') ?? '';
+  const match = /^Bearer (.+)$/i.exec(header);
+  if (!match) return false;
+  const given = Buffer.from(match[1] as string);
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** `ok`, or the reason `check` rejected. */
+export async function checkOf(check: () => Promise<unknown>): Promise<CheckResult> {
+  try {
+    await check();
+    return 'ok';
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+export interface HealthServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A small HTTP server with only the operator routes, for processes that serve no MCP (worker
+ * processes, on `HEALTH_PORT`).
+ */
+export async function serveOperatorRoutes(
+  route: Route,
+  listen: { port: number; host?: string },
+): Promise<HealthServer> {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const request = new Request(url, { method: req.method ?? 'GET', headers: toHeaders(req.headers) });
+    void route(request, url)
+      .then(async (response) => {
+        const answer = response ?? Response.json({ error: 'not found' }, { status: 404 });
+        res.writeHead(answer.status, Object.fromEntries(answer.headers));
+        res.end(req.method === 'HEAD' ? undefined : Buffer.from(await answer.arrayBuffer()));
+      })
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host ?? '0.0.0.0', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function toHeaders(raw: http.IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return headers;
+}

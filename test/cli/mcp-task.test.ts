@@ -1,0 +1,244 @@
+/**
+ * `mcp-task` end to end: in a pseudo-terminal (a prompt answered, Ctrl-C cancelling after it
+ * asks) and with piped output (plain lines, `--json`, exit codes 0/1/2/3/130), against our
+ * fixture server in both dialects, over stdio, and against a bare v1 SDK task server.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTaskCli } from '../../cli/task/program.js';
+import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
+import { type BareServer, startBareV1Server } from '../client/bare-v1-task-server.js';
+import { type RunningServer, startServer } from '../e2e/support.js';
+import { runCli, runInTerminal } from './run-cli.js';
+
+/** The command in this process, for cases where a process of its own adds nothing. */
+async function runHere(args: readonly string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runTaskCli(args, {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+let fixture: RunningServer;
+let bare: BareServer;
+
+beforeAll(async () => {
+  [fixture, bare] = await Promise.all([
+    startServer({ manifest: fixtureApp.manifest, instances: fixtureApp.instances }),
+    startBareV1Server(),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([fixture?.close(), bare?.close()]);
+});
+
+describe.each(['2025', '2026'])('in a terminal, dialect %s', (dialect) => {
+  it('shows progress, asks the question with a prompt built from its schema, prints the result', async () => {
+    const terminal = runInTerminal([
+      'call',
+      fixture.url,
+      'confirm_delete',
+      '--arg',
+      'filename=notes.txt',
+      '--dialect',
+      dialect,
+    ]);
+    await terminal.waitFor(/Delete the file\?[\s\S]*Yes \/ . No/);
+    expect(terminal.screen()).toContain('Delete notes.txt?');
+    terminal.type('y');
+    terminal.type('\r');
+    expect(await terminal.exited).toBe(0);
+    expect(terminal.screen()).toMatch(/Deleted notes\.txt/);
+  });
+
+  it('asks before Ctrl-C cancels the task, then exits 130', async () => {
+    const terminal = runInTerminal([
+      'call',
+      fixture.url,
+      'slow_compute',
+      '--arg',
+      'seconds=60',
+      '--arg',
+      'label=long',
+      '--dialect',
+      dialect,
+    ]);
+    await terminal.waitFor(/computing long/);
+    terminal.type('\x03');
+    await terminal.waitFor(/Cancel task \S+\?/);
+    terminal.type('y');
+    terminal.type('\r');
+    expect(await terminal.exited).toBe(130);
+    expect(terminal.screen()).toMatch(/Task \S+ was cancelled/);
+  });
+});
+
+describe.each(['2025', '2026'])('with piped output, dialect %s', (dialect) => {
+  it('prints plain status lines on stderr and the result on stdout', async () => {
+    const run = await runCli([
+      'call',
+      fixture.url,
+      'slow_compute',
+      '--arg',
+      'seconds=0.2',
+      '--arg',
+      'label=x',
+      '--dialect',
+      dialect,
+    ]);
+    expect(run).toMatchObject({ code: 0, stdout: 'Computed x in 0.2s\n' });
+    expect(run.stderr).toMatch(/^status: working\n(.*\n)*status: completed\n/);
+    expect(run.stderr).not.toContain('\x1b');
+  });
+
+  it('never prompts: an unanswered question prints it, exits 3 and leaves the task for `answer`', async () => {
+    const waiting = await runCli([
+      'call',
+      fixture.url,
+      'confirm_delete',
+      '--arg',
+      'filename=a',
+      '--json',
+      '--dialect',
+      dialect,
+    ]);
+    expect(waiting.code).toBe(3);
+    const document = JSON.parse(waiting.stdout);
+    expect(document).toMatchObject({
+      status: 'input_required',
+      questions: [{ key: 'confirm', message: 'Delete a?' }],
+    });
+    const answered = await runCli([
+      'answer',
+      fixture.url,
+      document.taskId,
+      '--answer',
+      'confirm={"confirm":true}',
+      '--dialect',
+      dialect,
+    ]);
+    expect(answered.code).toBe(0);
+    const result = await runCli(['result', fixture.url, document.taskId, '--json', '--dialect', dialect]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      taskId: document.taskId,
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'Deleted a' }] },
+    });
+  });
+
+  it('takes answers in advance with --answer, and prints exactly one JSON document with --json', async () => {
+    const run = await runCli([
+      'call',
+      fixture.url,
+      'confirm_delete',
+      '--json',
+      '{"filename":"b"}',
+      '--answer',
+      'confirm={"confirm":false}',
+      '--dialect',
+      dialect,
+    ]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', result: { content: [{ text: 'Kept b' }] } });
+    expect(run.stdout.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 1 with the JSON-RPC error of a failed task', async () => {
+    const run = await runHere(['call', fixture.url, 'protocol_error_job', '--json', '--dialect', dialect]);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'failed',
+      error: { code: -32603, message: 'The job hit a protocol error on purpose' },
+    });
+  });
+
+  it('detaches, then cancels by id', async () => {
+    const started = await runCli([
+      'call',
+      fixture.url,
+      'slow_compute',
+      '--arg',
+      'seconds=60',
+      '--arg',
+      'label=d',
+      '--detach',
+      '--dialect',
+      dialect,
+    ]);
+    expect(started.code).toBe(0);
+    const taskId = started.stdout.trim();
+    const cancelled = await runHere(['cancel', fixture.url, taskId, '--dialect', dialect]);
+    expect(cancelled).toMatchObject({ code: 0, stdout: `${taskId}: cancelled\n` });
+    const result = await runHere(['result', fixture.url, taskId, '--json', '--dialect', dialect]);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ taskId, status: 'cancelled' });
+  });
+});
+
+describe('usage errors exit 2 with a message naming the problem', () => {
+  it.each([
+    [['call', 'not-a-url', 'greet'], /not-a-url: expected an http\(s\) URL/],
+    [['call', 'http://127.0.0.1:1/mcp'], /expected <url> <tool>/],
+    [['frobnicate'], /unknown command/],
+    [['call', 'URL', 'slow_compute', '--arg', 'seconds=soon'], /--arg seconds=soon: expected a number/],
+    [['call', 'URL', 'confirm_delete', '--answer', 'confirm=yes'], /--answer confirm: not valid JSON/],
+    [['call', 'URL', 'nope'], /nope: the server has no such tool/],
+  ])('%j', async (args, message) => {
+    const run = await runHere(args.map((a) => (a === 'URL' ? fixture.url : a)));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+  });
+});
+
+describe('other servers and transports', () => {
+  it('drives a task with a question on a bare v1 SDK task server (2025-11-25)', async () => {
+    const tools = await runHere(['tools', bare.url]);
+    expect(tools.stdout).toContain('confirm [task: required]');
+    const run = await runCli([
+      'call',
+      bare.url,
+      'confirm',
+      '--arg',
+      'what=deploy',
+      '--answer',
+      'question-1={"go":true}',
+      '--json',
+    ]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'completed',
+      result: { content: [{ text: 'Did deploy' }] },
+    });
+    // Its task store binds tasks to the session: a new process lists only its own (none).
+    const listed = await runHere(['list', bare.url, '--json']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual({ tasks: [] });
+  });
+
+  it('runs a local server over --stdio', async () => {
+    const run = await runCli([
+      'call',
+      '--stdio',
+      `${process.execPath} --conditions=mcp-task-server-source --import tsx examples/conformance-fixture/server.ts --stdio`,
+      'slow_compute',
+      '--arg',
+      'seconds=0',
+      '--arg',
+      'label=local',
+      '--json',
+    ]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'completed',
+      result: { content: [{ text: 'Computed local in 0s' }] },
+    });
+  });
+});

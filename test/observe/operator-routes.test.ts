@@ -1,0 +1,264 @@
+/**
+ * `/healthz`, `/readyz` and `/metrics` on both runtimes, and a task followed through the JSON
+ * log lines of a server process and a worker process (BullMQ), whose health port answers too.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTaskServer } from '../../src/host/task-server.js';
+import { silentLogger } from '../../src/tools/logger.js';
+import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
+import { type AppProcess, startAppProcess } from '../e2e/processes.js';
+import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
+import { OpsTools, opsManifest } from './ops-app.js';
+
+const origin = (url: string) => new URL(url).origin;
+
+async function getJson(url: string, init?: RequestInit) {
+  const response = await fetch(url, init);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function metricsText(url: string, token?: string): Promise<string> {
+  const response = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/plain');
+  return response.text();
+}
+
+/** The value of one sample line (`name{labels} value`), or undefined when absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('health routes on the in-process runtime', () => {
+  let running: RunningServer;
+
+  beforeAll(async () => {
+    running = await startServer({ manifest: opsManifest, instances: [new OpsTools()], metrics: false });
+  });
+  afterAll(() => running?.close());
+
+  it('/healthz answers at once, without credentials, with a tiny JSON body', async () => {
+    const { status, body } = await getJson(`${origin(running.url)}/healthz`);
+    expect(status).toBe(200);
+    expect(body).toEqual({ status: 'ok' });
+  });
+
+  it('/readyz lists its checks', async () => {
+    const { status, body } = await getJson(`${origin(running.url)}/readyz`);
+    expect(status).toBe(200);
+    expect(body).toEqual({ status: 'ready', checks: { runtime: 'ok', manifest: 'ok', shutdown: 'ok' } });
+  });
+
+  it('refuses other methods, and keeps /metrics off unless asked', async () => {
+    expect((await fetch(`${origin(running.url)}/healthz`, { method: 'POST' })).status).toBe(405);
+    const metrics = await getJson(`${origin(running.url)}/metrics`);
+    expect(metrics.status).toBe(404);
+    expect(String(metrics.body.error)).toContain('MCP_TASK_METRICS=1');
+  });
+
+  it('/readyz says so once the server is shutting down', async () => {
+    const server = createTaskServer({ manifest: opsManifest, instances: [new OpsTools()], logger: silentLogger });
+    await server.close();
+    const response = await server.fetch(new Request('http://127.0.0.1/readyz'));
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ status: 'not ready', checks: { shutdown: 'shutting down' } });
+  });
+});
+
+describe('metrics on the in-process runtime', () => {
+  let running: RunningServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    running = await startServer({
+      manifest: opsManifest,
+      instances: [new OpsTools()],
+      metrics: { token: 'scrape-token' },
+    });
+    client = await connectV1(running.url);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await running?.close();
+  });
+
+  it('need their bearer token when one is set', async () => {
+    const url = `${origin(running.url)}/metrics`;
+    expect((await fetch(url)).status).toBe(401);
+    expect((await fetch(url, { headers: { authorization: 'Bearer wrong-token!' } })).status).toBe(401);
+    expect((await fetch(url, { headers: { authorization: 'Bearer scrape-token' } })).status).toBe(200);
+  });
+
+  it('count tasks, their durations, requests by method and JSON-RPC code, sessions and tasks by status', async () => {
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'crawl', arguments: { pages: 1, pauseMs: 0 }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+    const failing = await client.request(
+      { method: 'tools/call', params: { name: 'explode', arguments: {}, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await client.experimental.tasks.getTaskResult(failing.task.taskId, CallToolResultSchema);
+    const long = await client.request(
+      { method: 'tools/call', params: { name: 'crawl', arguments: { pages: 100, pauseMs: 1000 }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await expect(client.experimental.tasks.getTask('no-such-task')).rejects.toThrow();
+
+    const url = `${origin(running.url)}/metrics`;
+    const text = await pollUntil(
+      () => metricsText(url, 'scrape-token'),
+      (body) => sample(body, 'mcp_task_failed_total{tool="explode",kind="tool_error"}') === 1,
+    );
+    expect(sample(text, 'mcp_task_created_total{tool="crawl"}')).toBe(2);
+    expect(sample(text, 'mcp_task_completed_total{tool="crawl"}')).toBe(1);
+    expect(sample(text, 'mcp_task_duration_seconds_count{tool="crawl",outcome="completed"}')).toBe(1);
+    expect(sample(text, 'mcp_task_queue_wait_seconds_count{tool="crawl"}')).toBe(2);
+    expect(sample(text, 'mcp_task_tasks{status="working"}')).toBe(1);
+    expect(sample(text, 'mcp_task_rpc_requests_total{method="tools/call",code="ok"}')).toBe(3);
+    expect(sample(text, 'mcp_task_rpc_requests_total{method="tasks/get",code="-32602"}')).toBe(1);
+    expect(sample(text, 'mcp_task_http_requests_total{method="POST",status="200"}')).toBeGreaterThan(3);
+    expect(sample(text, 'mcp_task_sessions')).toBe(1);
+    expect(text).toContain('# TYPE mcp_task_streams gauge');
+    expect(text).toContain('# TYPE mcp_task_refusals_total counter');
+    expect(text).toContain('process_cpu_seconds_total');
+
+    await client.experimental.tasks.cancelTask(long.task.taskId);
+    const after = await metricsText(url, 'scrape-token');
+    expect(sample(after, 'mcp_task_cancelled_total{tool="crawl"}')).toBe(1);
+  });
+});
+
+describeWithRedis('health routes and metrics on BullMQ', () => {
+  const prefix = randomPrefix();
+  let running: RunningServer;
+
+  beforeAll(async () => {
+    running = await startServer({
+      manifest: opsManifest,
+      instances: [new OpsTools()],
+      redis: { connection: REDIS_URL, prefix },
+      metrics: true,
+    });
+  });
+  afterAll(async () => {
+    await running?.close();
+    await deleteKeysUnder(prefix);
+  });
+
+  it('/readyz checks Redis, and the queue depth is a metric', async () => {
+    const { status, body } = await getJson(`${origin(running.url)}/readyz`);
+    expect(status).toBe(200);
+    expect(body).toEqual({ status: 'ready', checks: { runtime: 'ok', manifest: 'ok', shutdown: 'ok' } });
+    const text = await metricsText(`${origin(running.url)}/metrics`);
+    expect(sample(text, 'mcp_task_queue_jobs{state="waiting"}')).toBe(0);
+    expect(sample(text, 'mcp_task_queue_jobs{state="active"}')).toBe(0);
+    expect(sample(text, 'mcp_task_queue_jobs{state="delayed"}')).toBe(0);
+  });
+
+  it('/readyz answers 503 naming the problem when Redis is unreachable, while /healthz stays up', async () => {
+    const unreachable = await startServer({
+      manifest: opsManifest,
+      instances: [new OpsTools()],
+      redis: { connection: 'redis://127.0.0.1:1', prefix: randomPrefix() },
+      workers: 0,
+    });
+    try {
+      const { status, body } = await getJson(`${origin(unreachable.url)}/readyz`);
+      expect(status).toBe(503);
+      expect(body.status).toBe('not ready');
+      expect((body.checks as Record<string, string>).runtime).not.toBe('ok');
+      expect((await getJson(`${origin(unreachable.url)}/healthz`)).status).toBe(200);
+    } finally {
+      await unreachable.close();
+    }
+  });
+});
+
+describeWithRedis('a task in the logs of a server process and a worker process', () => {
+  const prefix = randomPrefix();
+  const healthPort = 20_000 + Math.floor(Math.random() * 30_000);
+  const env = { REDIS_URL, REDIS_PREFIX: prefix, MCP_TASK_LOG_LEVEL: 'info', MCP_TASK_METRICS: '1' };
+  let server: AppProcess;
+  let worker: AppProcess;
+  let client: Client;
+
+  beforeAll(async () => {
+    [server, worker] = await Promise.all([
+      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
+      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '2', HEALTH_PORT: String(healthPort) }),
+    ]);
+    client = await connectV1(server.url as string);
+  }, 60_000);
+  afterAll(async () => {
+    await client?.close();
+    await Promise.allSettled([server?.stop(), worker?.stop()]);
+    await deleteKeysUnder(prefix);
+  });
+
+  const linesOf = (process: AppProcess, taskId: string) =>
+    process
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.taskId === taskId);
+
+  it('server lines say created, worker lines say started, completed and failed with its stack', async () => {
+    const done = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'x' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await client.experimental.tasks.getTaskResult(done.task.taskId, CallToolResultSchema);
+    const failed = await client.request(
+      { method: 'tools/call', params: { name: 'failing_job', arguments: {}, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await client.experimental.tasks.getTaskResult(failed.task.taskId, CallToolResultSchema);
+
+    const doneId = done.task.taskId;
+    await pollUntil(
+      async () => linesOf(worker, doneId).map((line) => line.event),
+      (events) => events.includes('completed'),
+    );
+    expect(linesOf(server, doneId).map((line) => line.event)).toEqual(['created', 'result_read']);
+    expect(linesOf(server, doneId)[0]).toMatchObject({
+      msg: 'task created',
+      role: 'server',
+      tool: 'slow_compute',
+      principal: null,
+      jobId: doneId,
+      level: 30,
+    });
+    expect(linesOf(worker, doneId).map((line) => line.event)).toEqual(['started', 'completed']);
+    expect(linesOf(worker, doneId)[0]).toMatchObject({ role: 'worker', jobId: doneId, tool: 'slow_compute' });
+    expect(String(linesOf(worker, doneId)[0]?.msg)).toMatch(/^task started on /);
+    expect(linesOf(worker, doneId)[1]?.durationMs).toBeTypeOf('number');
+
+    const failedId = failed.task.taskId;
+    const failure = await pollUntil(
+      async () => linesOf(worker, failedId).find((line) => line.event === 'failed'),
+      (line) => line !== undefined,
+    );
+    expect(failure).toMatchObject({ level: 50, msg: 'task failed', error: 'The job failed on purpose' });
+    expect((failure?.err as { stack?: string } | undefined)?.stack).toContain('fixture-tools.ts');
+  });
+
+  it('the worker answers on its health port, with its own metrics', async () => {
+    const base = `http://127.0.0.1:${healthPort}`;
+    expect(await getJson(`${base}/healthz`)).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await getJson(`${base}/readyz`)).toEqual({
+      status: 200,
+      body: { status: 'ready', checks: { redis: 'ok' } },
+    });
+    const text = await metricsText(`${base}/metrics`);
+    expect(sample(text, 'mcp_task_completed_total{tool="slow_compute"}')).toBe(1);
+    expect(sample(text, 'mcp_task_failed_total{tool="failing_job",kind="tool_error"}')).toBe(1);
+    const serverText = await metricsText(`${origin(server.url as string)}/metrics`);
+    expect(sample(serverText, 'mcp_task_created_total{tool="slow_compute"}')).toBe(1);
+  });
+});

@@ -153,7 +153,7 @@ export async function interleaved<K extends string, S>(
   return samples;
 }
 
-/** The SDK's HTTP client adds an abort listener per fetch to one shared signal (perf-anchors, finding 2). */
+/** The SDK's HTTP client adds an abort listener per fetch to one shared signal. */
 export function quietAbortListenerWarnings(): void {
   setMaxListeners(0);
 }

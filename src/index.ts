@@ -5,8 +5,21 @@
  * serve them with `createTaskServer()`.
  */
 
-export type { MethodDecorator, NeedsInputOptions, TaskOptions, ToolOptions } from './decorators/index.js';
-export { NeedsInput, Task, Tool } from './decorators/index.js';
+export type {
+  MethodDecorator,
+  NeedsInputOptions,
+  QuestionMetadata,
+  TaskOptions,
+  ToolOptions,
+} from './decorators/index.js';
+export {
+  NEEDS_INPUT_METADATA_KEY,
+  NeedsInput,
+  TASK_METADATA_KEY,
+  Task,
+  TOOL_METADATA_KEY,
+  Tool,
+} from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
 export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
 export type { TaskPolicy } from './engine/policy.js';
@@ -25,10 +38,12 @@ export type {
   MetricsOptions,
   TaskServer,
   TaskServerOptions,
+  TaskServerStats,
 } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
 export type { TokenTableEntry } from './host/token-table.js';
 export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
+export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
 export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';

@@ -1,6 +1,6 @@
 /**
  * The conformance fixture under both current dialects: the error rules of
- * shared/docs/protocol.md §4.2/§4.10 (B) and §5.2/§5.8 (C), checked with real clients.
+ * docs/traceability.md (rows B-* and C-*), checked with real clients.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';

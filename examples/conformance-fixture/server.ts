@@ -4,8 +4,10 @@
  * it requires bearer auth, each token verified against that table.
  */
 import { parseTokenTable, runTaskServer, tokenTableVerifier } from 'mcp-task-server';
+import { startTracing } from '../tracing.js';
 import { app } from './app.js';
 
+await startTracing('conformance-fixture-server');
 const tokens = process.env.FIXTURE_TOKENS;
 await runTaskServer({
   ...app,

@@ -1,7 +1,7 @@
 /**
  * The repository-scan example driven by real clients: the v1 SDK client (2025-11-25 core
  * tasks, dialect B) over Streamable HTTP and raw 2026-07-28 requests (tasks extension,
- * dialect C). Protocol references: shared/docs/protocol.md §4 (B) and §5 (C).
+ * dialect C). Protocol rules: docs/traceability.md, rows B-* and C-*.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';

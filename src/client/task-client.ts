@@ -261,7 +261,7 @@ class Connected implements TaskClient {
     await this.sdk.close();
   }
 
-  /** 2025-11-25: ask for a task only where the server and the tool allow one (protocol.md §4.2). */
+  /** 2025-11-25: ask for a task only where the server and the tool allow one (docs/traceability.md, B rows). */
   private taskSupport: Map<string, string | undefined> | undefined;
   private async offersTask(tool: string): Promise<boolean> {
     if (this.dialect === '2026-07-28') return true;
@@ -287,9 +287,9 @@ class Connected implements TaskClient {
   }
 
   private route(method: string, params: Record<string, unknown>): void {
-    if (method === 'notifications/tasks/status' || method === 'notifications/tasks') {
-      if (typeof params.taskId === 'string') this.handles.get(params.taskId)?.notified();
-    } else if (method === 'notifications/progress') {
+    const update = this.wire.pushed(method, params);
+    if (update) this.handles.get(update.task.taskId)?.notified(update);
+    else if (method === 'notifications/progress') {
       const handle = this.progressTokens.get(String(params.progressToken));
       if (handle && typeof params.progress === 'number')
         handle.progressed(

@@ -1,15 +1,26 @@
 /**
  * `@Task`, `@Tool` and `@NeedsInput`: inert marks that work under TC39 standard decorators and
- * under `experimentalDecorators`. They record nothing but a mark on the method function;
+ * under `experimentalDecorators`. They record nothing but a mark on the method function
+ * (and, when the app has loaded `reflect-metadata`, their options as metadata: metadata.ts);
  * everything else (schemas, names, the call) is read from source by `mcp-taskgen`.
  *
  * Put them above any other decorator on the method: a wrapper applied above would hide the
  * marked function, and the server would refuse to start with a message saying so.
  */
 import { addQuestionMark, setMethodMark } from './marks.js';
+import {
+  type DecoratedMethod,
+  NEEDS_INPUT_METADATA_KEY,
+  recordMethodMetadata,
+  recordQuestionMetadata,
+  TASK_METADATA_KEY,
+  TOOL_METADATA_KEY,
+} from './metadata.js';
 import type { NeedsInputOptions, TaskOptions, ToolOptions } from './options.js';
 
+export type { QuestionMetadata } from './metadata.js';
 export type { NeedsInputOptions, TaskOptions, ToolOptions } from './options.js';
+export { NEEDS_INPUT_METADATA_KEY, TASK_METADATA_KEY, TOOL_METADATA_KEY };
 
 // biome-ignore lint/suspicious/noExplicitAny: decorators must accept any method signature.
 type AnyMethod = (this: any, ...args: any[]) => any;
@@ -23,7 +34,7 @@ export interface MethodDecorator {
   (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor): void;
 }
 
-function markMethod(apply: (method: Function, name: string) => void): MethodDecorator {
+function markMethod(apply: (at: DecoratedMethod) => void): MethodDecorator {
   return ((first: unknown, second: unknown, third?: PropertyDescriptor) => {
     // In TC39 mode the second argument is a context object; in legacy mode, the property key.
     const isStandard = typeof second === 'object' && second !== null && 'kind' in second;
@@ -34,14 +45,14 @@ function markMethod(apply: (method: Function, name: string) => void): MethodDeco
           `@Task, @Tool and @NeedsInput apply to instance methods, not to a ${context.static ? 'static ' : ''}${context.kind}`,
         );
       }
-      apply(first as Function, String(context.name));
+      apply({ method: first as Function });
       return;
     }
     const method = third?.value;
     if (typeof method !== 'function') {
       throw new TypeError(`@Task, @Tool and @NeedsInput apply to methods; '${String(second)}' is not one`);
     }
-    apply(method, String(second));
+    apply({ method, legacy: { target: first as object, key: second as string | symbol } });
   }) as MethodDecorator;
 }
 
@@ -59,7 +70,10 @@ function markMethod(apply: (method: Function, name: string) => void): MethodDeco
  * @mcpTaskgen task
  */
 export function Task(options: TaskOptions = {}): MethodDecorator {
-  return markMethod((method) => setMethodMark(method, { kind: 'task', options }));
+  return markMethod((at) => {
+    setMethodMark(at.method, { kind: 'task', options });
+    recordMethodMetadata(TASK_METADATA_KEY, options, at);
+  });
 }
 
 /**
@@ -67,7 +81,10 @@ export function Task(options: TaskOptions = {}): MethodDecorator {
  * @mcpTaskgen tool
  */
 export function Tool(options: ToolOptions = {}): MethodDecorator {
-  return markMethod((method) => setMethodMark(method, { kind: 'tool', options }));
+  return markMethod((at) => {
+    setMethodMark(at.method, { kind: 'tool', options });
+    recordMethodMetadata(TOOL_METADATA_KEY, options, at);
+  });
 }
 
 /**
@@ -86,5 +103,8 @@ export function NeedsInput<Answer extends object = Record<string, unknown>>(
   name: string,
   options: NeedsInputOptions = {},
 ): MethodDecorator & { readonly __answer?: Answer } {
-  return markMethod((method) => addQuestionMark(method, name, options));
+  return markMethod((at) => {
+    addQuestionMark(at.method, name, options);
+    recordQuestionMetadata({ name, ...options }, at);
+  });
 }

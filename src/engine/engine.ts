@@ -6,9 +6,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceeded, TaskError, taskNotFound } from './errors.js';
+import { TaskFollower } from './follow.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
-import { DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
+import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { TaskListener, TaskRuntime } from './runtime.js';
 import { jsonBytes } from './sizes.js';
 import { type InputAnswer, isTerminal, type TaskRecord } from './task.js';
@@ -53,12 +54,15 @@ export class TaskEngine {
   private readonly pageSize: number;
   private readonly maxListPageBytes: number;
   private readonly clock: () => number;
+  /** Live `TaskFollower`s (they register themselves), counted by `waiterStats`. */
+  readonly followers = new Set<TaskFollower>();
+  private waiting = 0;
   private readonly observer: TaskObserver;
 
   constructor(options: TaskEngineOptions) {
     this.runtime = options.runtime;
     this.observer = options.observer ?? noObserver;
-    this.policy = { ...DEFAULT_TASK_POLICY, ...options.policy };
+    this.policy = checkPolicy({ ...DEFAULT_TASK_POLICY, ...options.policy });
     this.pageSize = options.pageSize ?? 50;
     this.maxListPageBytes = options.maxListPageBytes ?? 1024 * 1024;
     this.clock = options.clock ?? Date.now;
@@ -222,7 +226,11 @@ export class TaskEngine {
     return this.waitFor(caller, taskId, (record) => isTerminal(record.status), signal);
   }
 
-  /** Resolves with the first state of the task (current or future) that satisfies `accept`. */
+  /**
+   * Resolves with the first state of the task (current or future) that satisfies `accept`.
+   * Rejects with "not found" when the task expires or is deleted meanwhile (see `TaskFollower`),
+   * and with the signal's reason once `signal` aborts: the waiter is gone at once either way.
+   */
   async waitFor(
     caller: Caller,
     taskId: string,
@@ -235,30 +243,30 @@ export class TaskEngine {
       const finish = (outcome: () => void) => {
         if (settled) return;
         settled = true;
-        unsubscribe();
+        follower.close();
+        this.waiting--;
         signal?.removeEventListener('abort', onAbort);
         outcome();
       };
       const onAbort = () => finish(() => reject(signal?.reason));
-      // Subscribe before reading so a change between the read and the subscription is not lost.
-      const unsubscribe = this.runtime.subscribe(
-        ({ record }) => {
-          // Events carry every task: another principal's task with this id must not answer here.
-          if (record.taskId === taskId && isVisibleTo(record, caller) && accept(record)) finish(() => resolve(record));
+      this.waiting++;
+      const follower = new TaskFollower(this, caller, {
+        onChange: (record) => {
+          if (accept(record)) finish(() => resolve(record));
         },
-        // Changes may have been missed while the runtime's events were down: look again.
-        () => void check(),
-      );
-      const check = () =>
-        this.get(caller, taskId).then(
-          (record) => {
-            if (accept(record)) finish(() => resolve(record));
-          },
-          (error: unknown) => finish(() => reject(error)),
-        );
+        onGone: () => finish(() => reject(taskNotFound(taskId))),
+        onUnavailable: (_id, error) => finish(() => reject(error)),
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
-      void check();
+      follower.follow(taskId);
     });
+  }
+
+  /** What is waiting on tasks in this process right now: for debug stats and leak tests. */
+  waiterStats(): { waiters: number; followers: number; followedTasks: number } {
+    let followedTasks = 0;
+    for (const follower of this.followers) followedTasks += follower.size;
+    return { waiters: this.waiting, followers: this.followers.size, followedTasks };
   }
 
   subscribe(listener: TaskListener, onGap?: () => void): () => void {

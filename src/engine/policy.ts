@@ -2,6 +2,12 @@
 export interface TaskPolicy {
   /** Retention when neither the client nor the tool asks for one. */
   readonly defaultTtlMs: number;
+  /**
+   * Lower bound on any retention (default 1000 ms). A shorter TTL would let a task expire
+   * before its creation answers (on Redis, a create round trip can take that long), so both
+   * runtimes raise shorter requests to this floor; the task reports the TTL it really has.
+   */
+  readonly minTtlMs: number;
   /** Upper bound on any retention; `null` allows unlimited retention when asked for. */
   readonly maxTtlMs: number | null;
   readonly defaultPollIntervalMs: number;
@@ -16,6 +22,7 @@ export interface TaskPolicy {
 
 export const DEFAULT_TASK_POLICY: TaskPolicy = {
   defaultTtlMs: 60 * 60 * 1000,
+  minTtlMs: 1000,
   maxTtlMs: 24 * 60 * 60 * 1000,
   defaultPollIntervalMs: 1000,
   minPollIntervalMs: 100,
@@ -33,10 +40,21 @@ export function resolveTtl(
 ): number | null {
   const wanted = requested !== undefined ? requested : toolDefault !== undefined ? toolDefault : policy.defaultTtlMs;
   if (wanted === null) return policy.maxTtlMs;
-  const positive = Math.max(1, Math.floor(wanted));
+  const positive = Math.max(1, policy.minTtlMs, Math.floor(wanted));
   return policy.maxTtlMs === null ? positive : Math.min(positive, policy.maxTtlMs);
 }
 
 export function resolvePollInterval(toolDefault: number | undefined, policy: TaskPolicy): number {
   return Math.max(policy.minPollIntervalMs, Math.floor(toolDefault ?? policy.defaultPollIntervalMs));
+}
+
+/** Refuses a policy whose bounds contradict each other, naming the field. */
+export function checkPolicy(policy: TaskPolicy): TaskPolicy {
+  if (!Number.isInteger(policy.minTtlMs) || policy.minTtlMs < 1) {
+    throw new RangeError(`policy.minTtlMs must be a whole number of milliseconds of 1 or more, got ${policy.minTtlMs}`);
+  }
+  if (policy.maxTtlMs !== null && policy.maxTtlMs < policy.minTtlMs) {
+    throw new RangeError(`policy.maxTtlMs (${policy.maxTtlMs}) must not be below policy.minTtlMs (${policy.minTtlMs})`);
+  }
+  return policy;
 }

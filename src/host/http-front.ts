@@ -22,7 +22,7 @@ import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import type { TaskEngine } from '../engine/engine.js';
+import type { Caller, TaskEngine } from '../engine/engine.js';
 import { isPlainObject } from '../protocol/params.js';
 import { ErrorCode, type RpcError } from '../protocol/rpc-error.js';
 import type { Logger } from '../tools/logger.js';
@@ -33,6 +33,7 @@ import { PrincipalSlots } from './principal-slots.js';
 import type { Era } from './protocol-server.js';
 import { type RateLimits, rateKindOf } from './rate-limits.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
+import type { WaiterRegistry } from './waiters.js';
 
 export interface HttpAuthOptions {
   readonly verifier: OAuthTokenVerifier;
@@ -60,7 +61,7 @@ export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => S
 /** Who a request comes from, decided from its headers before anything else is done for it. */
 export interface Admission {
   readonly authInfo?: AuthInfo;
-  readonly principal: string | null;
+  readonly caller: Caller;
 }
 
 interface LegacySession {
@@ -78,6 +79,8 @@ export interface HttpFrontDeps {
   readonly logger: Logger;
   readonly limits?: TaskServerLimits;
   readonly rateLimits?: RateLimits;
+  /** Counts the waits held open (listen streams among them), for the metrics. */
+  readonly waiters: WaiterRegistry;
   /** Caps on listen streams per principal, shared with nothing else. */
   readonly listenSlots?: PrincipalSlots;
 }
@@ -214,7 +217,7 @@ export class HttpFront {
         },
       });
     }
-    return { ...(authInfo && { authInfo }), principal };
+    return { ...(authInfo && { authInfo }), caller: { principal } };
   }
 
   /** Serves an admitted request (its event streams counted while they are open). */
@@ -229,7 +232,7 @@ export class HttpFront {
       const reading = await readJsonBody(request, this.limits);
       if (!reading.ok) return reading.response;
       parsedBody = reading.body;
-      const limited = await this.rateLimit(parsedBody, admission.principal);
+      const limited = await this.rateLimit(parsedBody, admission.caller.principal);
       if (limited) return limited;
     }
     const authOptions = admission.authInfo ? { authInfo: admission.authInfo } : {};
@@ -238,7 +241,8 @@ export class HttpFront {
     if (listen) {
       return serveTaskListen(request, listen, {
         engine: this.deps.engine,
-        caller: { principal: admission.principal },
+        caller: admission.caller,
+        waiters: this.deps.waiters,
         slots: this.listenSlots,
         maxTaskIds: this.limits.maxTaskIdsPerListen,
       });
@@ -279,19 +283,25 @@ export class HttpFront {
     if (sessionId) {
       const session = this.sessions.get(sessionId);
       // Another principal (or an anonymous caller) holding the id learns nothing: same as unknown.
-      if (!session || session.principal !== admission.principal) return sessionNotFound();
+      if (!session || session.principal !== admission.caller.principal) return sessionNotFound();
       session.lastSeen = Date.now();
       return session.transport.handleRequest(request, options);
     }
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
-    const release = this.sessionSlots.tryAcquire(admission.principal);
+    const release = this.sessionSlots.tryAcquire(admission.caller.principal);
     if (!release) return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
-    const server = this.factory({ era: 'legacy', listTasks: admission.principal !== null });
+    const server = this.factory({ era: 'legacy', listTasks: admission.caller.principal !== null });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { transport, server, principal: admission.principal, release, lastSeen: Date.now() });
+        this.sessions.set(id, {
+          transport,
+          server,
+          principal: admission.caller.principal,
+          release,
+          lastSeen: Date.now(),
+        });
       },
       onsessionclosed: (id) => {
         this.sessions.delete(id);

@@ -1,6 +1,6 @@
 /**
  * The SDK `Server` for one serving unit (a 2025 session, a 2026 request, a stdio connection),
- * wired to the dialect adapters. Each SDK workaround of shared/docs/sdk-hosting.md §3 lives
+ * wired to the dialect adapters. Each workaround for the SDK lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
 import { randomBytes } from 'node:crypto';
@@ -33,6 +33,7 @@ import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { PrincipalSlots } from './principal-slots.js';
 import { type RateLimits, rateKindOf } from './rate-limits.js';
+import type { WaiterRegistry } from './waiters.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -50,6 +51,8 @@ export interface ProtocolServerDeps {
   readonly rateLimits?: RateLimits;
   /** Caps the requests that wait for a task's end (`tasks/result`, SEP-1686 task calls) per principal. */
   readonly blockingSlots?: PrincipalSlots;
+  /** Counts the waits this server's handlers hold open (blocking `tasks/result`s). */
+  readonly waiters: WaiterRegistry;
   /** Hears how each request ended: `ok` or its JSON-RPC error code (for metrics). */
   readonly onRequest?: (method: string, outcome: number | 'ok') => void;
 }
@@ -60,7 +63,7 @@ export interface ProtocolServerOptions {
   /** Dialect B: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
   readonly listTasks: boolean;
   /** Dialect B: called with each task this session creates (and its call's progress token), to push its changes. */
-  readonly onTaskCreated?: (taskId: string, progressToken?: string | number) => void;
+  readonly onTaskCreated?: (taskId: string, caller: Caller, progressToken?: string | number) => void;
 }
 
 /**
@@ -84,7 +87,7 @@ class TaskProtocolServer extends Server {
 
   /**
    * Tasks exist in protocol 2025-11-25 and later: an older session (2025-06-18, ...) is not
-   * offered them (protocol.md §2 rule 4). The SDK asks for the capabilities after negotiating.
+   * offered them (docs/traceability.md, D rows). The SDK asks for the capabilities after negotiating.
    */
   override getCapabilities(): ServerCapabilities {
     const capabilities = super.getCapabilities();
@@ -225,9 +228,10 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
             }),
           );
         }
-        const result = await b.callTool(request.params, await legacyCallContext(ctx));
+        const context = await legacyCallContext(ctx);
+        const result = await b.callTool(request.params, context);
         const task = (result as { task?: { taskId?: string } }).task;
-        if (task?.taskId) options.onTaskCreated?.(task.taskId, ctx.mcpReq._meta?.progressToken);
+        if (task?.taskId) options.onTaskCreated?.(task.taskId, context.caller, ctx.mcpReq._meta?.progressToken);
         return result;
       }),
     );
@@ -254,14 +258,19 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
         if (a && (await createdThroughA(params, who))) return a.getTaskResult(params, who);
-        return whileBlocking(deps, who, () =>
-          b.getTaskResult(
-            params,
-            who,
-            ctx.mcpReq.signal,
-            server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
-          ),
-        );
+        return whileBlocking(deps, who, async () => {
+          const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
+          try {
+            return await b.getTaskResult(
+              params,
+              who,
+              waitSignal(ctx),
+              server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+            );
+          } finally {
+            registration.leave();
+          }
+        });
       }),
     );
     if (a) {
@@ -350,6 +359,16 @@ async function listEachInItsDialect(
     tasks: page.tasks.map((record) => (isTaskA(record) ? toTaskA(record) : toTaskB(record))),
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
   };
+}
+
+/**
+ * What ends a blocking wait: the client cancelling the request, or the HTTP request that
+ * carries it closing (a client that hung up). The SDK aborts `mcpReq.signal` only for the
+ * former, so a dropped client's waiter would otherwise stay until its task ended.
+ */
+function waitSignal(ctx: ServerContext): AbortSignal {
+  const hangup = ctx.http?.req?.signal;
+  return hangup ? AbortSignal.any([ctx.mcpReq.signal, hangup]) : ctx.mcpReq.signal;
 }
 
 /** Forwards `ctx.progress` of an inline call as `notifications/progress`, when the client asked. */

@@ -2,8 +2,8 @@
  * The entry point most apps need: serve over Streamable HTTP (or stdio with `--stdio`), print
  * where, and shut down cleanly on SIGTERM/SIGINT.
  */
+import { readConfigOrExit } from './config.js';
 import { limitsFromEnvironment } from './limits.js';
-import { redisFromEnvironment } from './runtime-choice.js';
 import { createTaskServer, type ListenOptions, type TaskServer, type TaskServerOptions } from './task-server.js';
 
 export interface RunOptions extends TaskServerOptions {
@@ -13,23 +13,40 @@ export interface RunOptions extends TaskServerOptions {
 }
 
 /**
- * Reads `REDIS_URL` (the BullMQ runtime; `REDIS_PREFIX` namespaces its keys), `WORKERS`
- * (tasks this process runs at once; `0` leaves them to worker processes) and the limits
- * (`MCP_TASK_<LIMIT>`, see `limitsFromEnvironment`) from the environment unless the options
- * say otherwise.
+ * Reads the environment once (see `readConfig`: `REDIS_URL`, `REDIS_PREFIX`, `WORKERS`, `PORT`,
+ * `HOST`, the worker timings; and the limits, `MCP_TASK_<LIMIT>`, see `limitsFromEnvironment`)
+ * unless the options say otherwise. A bad value ends the process
+ * with one line naming the variable and what it accepts (exit status 2). `ALLOWED_HOSTS` and
+ * `ALLOWED_ORIGINS` (comma-separated host names for the DNS-rebinding checks, for a server
+ * reached by other names than localhost) widen the HTTP front's defaults.
  */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
-  const redis = options.redis ?? redisFromEnvironment();
-  const workers = options.workers ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
+  const config = readConfigOrExit();
+  const redis = options.redis ?? config.redis;
+  const workers = options.workers ?? config.workers;
+  const allowedHosts = options.http?.allowedHosts ?? namesFromEnvironment('ALLOWED_HOSTS');
+  const allowedOrigins = options.http?.allowedOrigins ?? namesFromEnvironment('ALLOWED_ORIGINS');
   const argv = options.argv ?? process.argv.slice(2);
-  const server = createTaskServer({
-    // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
-    ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
-    ...options,
-    limits: { ...limitsFromEnvironment(), ...options.limits },
-    ...(redis && { redis }),
-    ...(workers !== undefined && { workers }),
-  });
+  let server: TaskServer;
+  try {
+    const limits = { ...limitsFromEnvironment(), ...options.limits };
+    server = createTaskServer({
+      // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
+      ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
+      ...options,
+      limits,
+      ...(redis && { redis }),
+      ...(workers !== undefined && { workers }),
+      ...((allowedHosts || allowedOrigins) && {
+        http: { ...options.http, ...(allowedHosts && { allowedHosts }), ...(allowedOrigins && { allowedOrigins }) },
+      }),
+    });
+  } catch (error) {
+    // A contradiction between settings (such as WORKERS=0 without Redis): one line, not a trace.
+    if (!(error instanceof RangeError)) throw error;
+    process.stderr.write(`error: ${error.message}\n`);
+    process.exit(2);
+  }
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -50,8 +67,21 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
     server.serveStdio();
     return server;
   }
-  const listening = await server.listen(options.listen);
+  const listening = await server.listen({
+    ...(config.port !== undefined && { port: config.port }),
+    ...(config.host !== undefined && { host: config.host }),
+    ...options.listen,
+  });
   // stdout, so scripts can wait for this line.
   process.stdout.write(`MCP task server listening on ${listening.url}\n`);
   return server;
+}
+
+/** A comma-separated list of host names from the environment; undefined when unset or empty. */
+function namesFromEnvironment(variable: string): string[] | undefined {
+  const names = (process.env[variable] ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0);
+  return names.length > 0 ? names : undefined;
 }

@@ -46,6 +46,7 @@ export function chooseRuntime(
   executor: TaskExecutor,
   logger: Logger,
   observer?: TaskObserver,
+  clock?: () => number,
 ): TaskRuntime {
   if (choice.workers !== undefined && (!Number.isInteger(choice.workers) || choice.workers < 0)) {
     throw new RangeError(`workers must be a whole number of 0 or more, got ${choice.workers}`);
@@ -58,6 +59,7 @@ export function chooseRuntime(
       executor,
       concurrency: choice.workers ?? DEFAULT_WORKER_CONCURRENCY,
       ...(observer && { observer }),
+      ...(clock && { clock }),
     });
   }
   const setup = redisSetup(choice.redis);

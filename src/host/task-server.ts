@@ -9,6 +9,12 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { AuthInfo, Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import type { Redis } from 'ioredis';
+import {
+  DASHBOARD_PATH,
+  type DashboardOptions,
+  dashboardFromEnvironment,
+  dashboardRoutes,
+} from '../dashboard/routes.js';
 import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
@@ -21,7 +27,7 @@ import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import { closeClient, createRedisClient, DEFAULT_PREFIX, DEFAULT_QUEUE } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
-import type { Logger } from '../tools/logger.js';
+import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
@@ -32,6 +38,7 @@ import { createProtocolServer, type Era, type ProtocolServerDeps } from './proto
 import { RateLimits } from './rate-limits.js';
 import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, redisSetup } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
+import { WaiterRegistry, type WaiterStats } from './waiters.js';
 
 export interface TaskServerOptions extends RuntimeChoice {
   /** The `taskManifest` exported by the module `mcp-taskgen` generated. */
@@ -50,6 +57,11 @@ export interface TaskServerOptions extends RuntimeChoice {
   readonly runtime?: TaskRuntime | ((executor: TaskExecutor) => TaskRuntime);
   /** Retention and polling limits. */
   readonly policy?: Partial<TaskPolicy>;
+  /**
+   * The time tasks are stamped and expired by (default `Date.now`). Tests move it to reach a
+   * TTL without waiting; the BullMQ runtime expires records by Redis time and ignores it.
+   */
+  readonly clock?: () => number;
   /** Tasks per `tasks/list` page (default 50). */
   readonly listPageSize?: number;
   /**
@@ -78,6 +90,11 @@ export interface TaskServerOptions extends RuntimeChoice {
    * behind `Authorization: Bearer <token>` (default: `MCP_TASK_METRICS_TOKEN`).
    */
   readonly metrics?: boolean | MetricsOptions;
+  /**
+   * A task dashboard at `/dashboard` (default: on when `MCP_TASK_DASHBOARD=1`), behind the same
+   * auth as `/mcp`: each principal sees its own tasks; `admins` may look at anyone's.
+   */
+  readonly dashboard?: boolean | DashboardOptions;
   /** Where the default logger writes before `serveStdio` moves it to stderr (default `stdout`). */
   readonly logDestination?: 'stdout' | 'stderr';
 }
@@ -112,8 +129,19 @@ export interface TaskServer {
   listen(options?: ListenOptions): Promise<ListeningServer>;
   /** Serves this process's stdin/stdout. */
   serveStdio(): StdioServerHandle;
+  /**
+   * What this process holds open for clients right now: blocking `tasks/result` calls and
+   * listen streams per session, and the engine's task followers. For debugging and leak checks;
+   * every count returns to zero once its clients are gone.
+   */
+  stats(): TaskServerStats;
   /** Closes listeners, sessions and the runtime. */
   close(): Promise<void>;
+}
+
+export interface TaskServerStats {
+  readonly waiters: WaiterStats;
+  readonly engine: ReturnType<TaskEngine['waiterStats']>;
 }
 
 export function createTaskServer(options: TaskServerOptions): TaskServer {
@@ -134,7 +162,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         streams: () => httpFront.streamCount,
       })
     : undefined;
-  const observer = observeAll([logObserver(logger, 'server'), metrics]);
+  // A silenced logger needs no lifecycle lines built for it (benchmarks, tests).
+  const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'server'), metrics]);
   const limits = resolveLimits(options.limits);
   const registry = new ToolRegistry({
     manifest: options.manifest,
@@ -146,9 +175,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
-      : (options.runtime ?? chooseRuntime(options, registry, logger, observer));
+      : (options.runtime ?? chooseRuntime(options, registry, logger, observer, options.clock));
   const engine = new TaskEngine({
     runtime,
+    ...(options.clock && { clock: options.clock }),
     policy: { maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal, ...options.policy },
     maxListPageBytes: limits.maxListPageBytes,
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
@@ -159,6 +189,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   // On Redis the rate counters are shared by every server process of the app.
   const rateStore = options.redis && !options.runtime ? rateLimitStore(redisSetup(options.redis), logger) : undefined;
   const rateLimits = new RateLimits(limits, rateStore);
+  const waiters = new WaiterRegistry();
   const deps: ProtocolServerDeps = {
     engine,
     dialectB: new DialectB(calls),
@@ -178,6 +209,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       'maxBlockingResultsPerPrincipal',
       'waiting tasks/result calls',
     ),
+    waiters,
     ...(metrics && { onRequest: (method: string, outcome: number | 'ok') => metrics.rpcRequest(method, outcome) }),
   };
 
@@ -187,7 +219,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     let push: ReturnType<typeof attachStatusPush> | undefined;
     const server = createProtocolServer(deps, {
       ...unit,
-      onTaskCreated: (taskId, progressToken) => push?.track(taskId, progressToken),
+      onTaskCreated: (taskId, caller, progressToken) => push?.track(taskId, caller, progressToken),
     });
     push = attachStatusPush(server, engine);
     const previousOnClose = server.onclose;
@@ -200,7 +232,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
   const httpFront = new HttpFront(
     (unit) => serverFor({ ...unit, transport: 'http' }),
-    { engine, principals, logger, limits, rateLimits },
+    { engine, principals, logger, limits, rateLimits, waiters },
     options.http,
   );
   const listeners = new Set<ListeningServer>();
@@ -215,12 +247,21 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(metrics && { metrics }),
     ...(metricsToken !== undefined && { metricsToken }),
   });
+  const dashboardOption = options.dashboard ?? dashboardFromEnvironment();
+  const dashboard = dashboardOption
+    ? dashboardRoutes({
+        engine,
+        calls,
+        admit: (request) => httpFront.admit(request),
+        ...(typeof dashboardOption === 'object' && { options: dashboardOption }),
+      })
+    : undefined;
   /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
   const dispatch = async (request: Request, mcp: (request: Request) => Promise<Response>): Promise<Response> => {
     const url = new URL(request.url);
     let response: Response;
     try {
-      response = (await operator(request, url)) ?? (await mcp(request));
+      response = (await operator(request, url)) ?? (await dashboard?.handle(request, url)) ?? (await mcp(request));
     } catch (error) {
       logger.error('HTTP request failed', { err: error, path: url.pathname });
       response = Response.json({ error: 'internal error' }, { status: 500 });
@@ -235,6 +276,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     registry,
     runtime,
     fetch: (request) => dispatch(request, (forward) => httpFront.fetch(forward)),
+    stats: () => ({ waiters: waiters.stats(), engine: engine.waiterStats() }),
 
     async listen(listen = {}) {
       const path = listen.path ?? '/mcp';
@@ -296,6 +338,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           }),
       };
       listeners.add(listening);
+      if (dashboard) logger.info(`task dashboard at http://${shownHost}:${address.port}${DASHBOARD_PATH}`);
       return listening;
     },
 
@@ -308,6 +351,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
     async close() {
       closing = true;
+      dashboard?.close();
       await Promise.allSettled([...listeners].map((listening) => listening.close()));
       await Promise.allSettled([...stdioHandles].map((handle) => handle.close()));
       await httpFront.close();

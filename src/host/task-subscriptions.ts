@@ -1,21 +1,23 @@
 /**
- * `subscriptions/listen` with `notifications.taskIds` (2026-07-28 tasks extension, protocol.md
- * §5.7). The SDK's listen router drops `taskIds` (sdk-hosting.md §3, workaround 6), so these
+ * `subscriptions/listen` with `notifications.taskIds` (2026-07-28 tasks
+ * extension). The SDK's listen router drops `taskIds` (workaround 6), so these
  * requests are served here: an SSE stream that opens with the acknowledgement and then carries
  * `notifications/tasks` (the task as `tasks/get` would show it) on every change.
  */
 import type { Caller, TaskEngine } from '../engine/engine.js';
-import { isVisibleTo } from '../engine/engine.js';
-import type { TaskRecord } from '../engine/task.js';
+import { TaskFollower } from '../engine/follow.js';
+import { expiresAt, isTerminal, type TaskRecord } from '../engine/task.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   declaresTasksExtension,
   missingTasksExtension,
   toDetailedTaskC,
+  toTaskC,
 } from '../protocol/dialect-c.js';
 import { isPlainObject } from '../protocol/params.js';
 import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import type { PrincipalSlots } from './principal-slots.js';
+import type { WaiterRegistry } from './waiters.js';
 
 const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
@@ -44,6 +46,7 @@ export interface TaskListenDeps {
   readonly slots: PrincipalSlots;
   /** Task ids one stream may follow. */
   readonly maxTaskIds: number;
+  readonly waiters: WaiterRegistry;
 }
 
 export async function serveTaskListen(
@@ -77,43 +80,60 @@ export async function serveTaskListen(
       400,
     );
   }
-  const caller = deps.caller;
+  const caller: Caller = deps.caller;
   const release = deps.slots.tryAcquire(caller.principal);
   if (!release) return errorResponse(listen.id, deps.slots.refusal(), 429);
-  // Subscribe before reading, so a change between a read and the subscription is not lost;
-  // changes that arrive before the acknowledgement are held and sent after it.
-  const wanted = new Set(requested as string[]);
-  const held: TaskRecord[] = [];
-  let deliver: ((record: TaskRecord) => void) | undefined;
-  const unsubscribe = deps.engine.subscribe(({ record }) => {
-    if (!wanted.has(record.taskId) || !isVisibleTo(record, caller)) return;
-    if (deliver) deliver(record);
-    else held.push(record);
-  });
-  // Only tasks the caller may read are agreed to; the acknowledgement says which.
-  const read = await Promise.all([...wanted].map((taskId) => deps.engine.get(caller, taskId).catch(() => undefined)));
-  const current = new Map(read.flatMap((record) => (record ? [[record.taskId, record] as const] : [])));
-  for (const taskId of wanted) if (!current.has(taskId)) wanted.delete(taskId);
-  const agreed = [...current.keys()];
+  // The follower subscribes before it reads, re-reads after a gap in the runtime's events and
+  // when a task's TTL runs out, and delivers each version once. Until the acknowledgement is
+  // out, what it delivers is held, then sent in order.
+  const held: (() => void)[] = [];
+  let streaming = false;
+  let send: (message: unknown) => void = () => {};
   const tag = { [SUBSCRIPTION_ID_META_KEY]: listen.id };
-
-  const encoder = new TextEncoder();
+  const emit = (params: Record<string, unknown>) => {
+    const deliver = () => send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { _meta: tag, ...params } });
+    if (streaming) deliver();
+    else held.push(deliver);
+  };
+  const follower = new TaskFollower(deps.engine, caller, {
+    onChange: (record) => {
+      emit({ ...toDetailedTaskC(record) });
+      // A terminal state is the task's last word on this stream.
+      if (isTerminal(record.status)) follower.drop(record.taskId);
+    },
+    onGone: (_taskId, last) => {
+      // Gone before it ended: the stream's last word says so (the spec lets a server mark a task
+      // failed at its TTL); `tasks/get` answers not-found from now on.
+      if (last && !isTerminal(last.status)) emit(goneTaskC(last, Date.now()));
+    },
+    // Unreadable at the start (runtime down): not agreed to, like an unknown id.
+    onUnavailable: () => {},
+  });
+  const registration = deps.waiters.enter(sessionOf(request), 'stream');
+  let stopped = false;
   const stop = () => {
-    unsubscribe();
+    if (stopped) return;
+    stopped = true;
+    follower.close();
+    registration.leave();
     release();
   };
+  request.signal.addEventListener('abort', stop, { once: true });
+  // Only tasks the caller may read are agreed to; the acknowledgement says which.
+  const unique = [...new Set(requested as string[])];
+  const found = await Promise.all(unique.map((taskId) => follower.follow(taskId)));
+  const agreed = unique.filter((_taskId, index) => found[index]);
+  if (request.signal.aborted) stop();
+
+  const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (message: unknown) => {
+      send = (message: unknown) => {
+        if (stopped) return;
         try {
           controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
         } catch {
           stop();
-        }
-      };
-      const notify = (record: TaskRecord) => {
-        if (wanted.has(record.taskId)) {
-          send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { _meta: tag, ...toDetailedTaskC(record) } });
         }
       };
       send({
@@ -121,23 +141,37 @@ export async function serveTaskListen(
         method: 'notifications/subscriptions/acknowledged',
         params: { _meta: tag, notifications: { taskIds: agreed } },
       });
-      // Where each task stands now, so a late subscriber does not wait for the next change.
-      for (const record of current.values()) notify(record);
-      // Held changes newer than what was read; older ones would show a stale state last.
-      for (const record of held.splice(0)) {
-        if (record.lastUpdatedAt > (current.get(record.taskId)?.lastUpdatedAt ?? -1)) notify(record);
-      }
-      deliver = notify;
+      // Where each task stands now (and anything newer since), so a late subscriber does not
+      // wait for the next change.
+      for (const deliver of held.splice(0)) deliver();
+      streaming = true;
     },
     cancel() {
       stop();
     },
   });
-  request.signal.addEventListener('abort', () => stop(), { once: true });
   return new Response(body, {
     status: 200,
     headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' },
   });
+}
+
+/** The last word on a task that expired (or was deleted) before it ended. */
+export function goneTaskC(last: TaskRecord, now: number): Record<string, unknown> {
+  const expired = now >= expiresAt(last);
+  const message = expired ? 'Task has expired' : 'Task was deleted';
+  return {
+    ...toTaskC(last),
+    status: 'failed',
+    statusMessage: message,
+    lastUpdatedAt: new Date(now).toISOString(),
+    error: { code: ErrorCode.InvalidParams, message: `Failed to retrieve task: ${message}` },
+  };
+}
+
+/** Which session a request belongs to, for the waiter counts (2026 requests have none). */
+function sessionOf(request: Request): string {
+  return request.headers.get('mcp-session-id') ?? '(no session)';
 }
 
 function errorResponse(id: string | number, error: RpcError, status: number): Response {

@@ -7,11 +7,12 @@ import { createPinoLogger, loggerFromPino, logObserver, type PinoLike, toLogger 
 import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
 import { type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
-import type { Logger } from '../tools/logger.js';
+import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';
 import { limitsFromEnvironment } from './limits.js';
 import { checkOf, type HealthServer, operatorRoutes, serveOperatorRoutes } from './operator-routes.js';
-import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisFromEnvironment, redisSetup } from './runtime-choice.js';
+import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisSetup } from './runtime-choice.js';
 import type { MetricsOptions } from './task-server.js';
 
 export interface TaskWorkerProcessOptions {
@@ -32,7 +33,12 @@ export interface TaskWorkerProcessOptions {
 export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker {
   const logger = options.logger ? toLogger(options.logger) : defaultWorkerLogger();
   const setup = redisSetup(options.redis);
-  const observer = observeAll([logObserver(logger, 'worker'), options.metrics]);
+  const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
+  // BullMQ would throw its own message from deep inside; say it in the option's terms.
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new RangeError(`concurrency must be a whole number of 1 or more for a worker, got ${concurrency}`);
+  }
+  const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'worker'), options.metrics]);
   const maxResultBytes = options.maxResultBytes ?? limitsFromEnvironment().maxResultBytes;
   const registry = new ToolRegistry({
     manifest: options.manifest,
@@ -47,7 +53,7 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
     connection: setup.connection,
     ...(setup.prefix !== undefined && { prefix: setup.prefix }),
     ...(setup.queue !== undefined && { queue: setup.queue }),
-    concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
+    concurrency,
     logger,
   });
 }
@@ -66,14 +72,23 @@ export type RunWorkersOptions = Omit<TaskWorkerProcessOptions, 'redis' | 'metric
 };
 
 /**
- * The entry point of a worker process: Redis from `REDIS_URL` (and `REDIS_PREFIX`), concurrency from `WORKERS`
- * unless given, runs until SIGTERM/SIGINT, then lets running tasks finish within the grace
- * period and hands the rest back to the queue.
+ * The entry point of a worker process: Redis from `REDIS_URL` (and `REDIS_PREFIX`), concurrency
+ * from `WORKERS`, lock and stall timings from `WORKER_*` (see `readConfig`) unless given; runs
+ * until SIGTERM/SIGINT, then lets running tasks finish within the grace period and hands the
+ * rest back to the queue. A bad or missing setting ends the process with one line saying which.
  */
 export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWorker> {
-  const redis = options.redis ?? redisFromEnvironment();
-  if (!redis) throw new Error('Worker processes need Redis: set REDIS_URL (for example redis://127.0.0.1:6379)');
-  const concurrency = options.concurrency ?? (process.env.WORKERS ? Number(process.env.WORKERS) : undefined);
+  const config = readConfigOrExit();
+  const redis = options.redis ?? config.redis;
+  if (!redis) {
+    process.stderr.write(`error: worker processes need Redis: set REDIS_URL to ${CONFIG_VARIABLES.REDIS_URL}\n`);
+    process.exit(2);
+  }
+  if (options.concurrency === undefined && config.workers === 0) {
+    process.stderr.write('error: WORKERS="0" is not valid for a worker process: WORKERS must be 1 or more here\n');
+    process.exit(2);
+  }
+  const concurrency = options.concurrency ?? config.workers;
   const logger = options.logger ? toLogger(options.logger) : defaultWorkerLogger();
   const metricsOption = options.metrics ?? metricsFromEnvironment();
   const metrics = metricsOption ? new TaskMetrics() : undefined;
@@ -85,7 +100,7 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
     ...(concurrency !== undefined && { concurrency }),
     ...(metrics && { metrics }),
   });
-  const healthPort = options.healthPort ?? (process.env.HEALTH_PORT ? Number(process.env.HEALTH_PORT) : undefined);
+  const healthPort = options.healthPort ?? config.healthPort;
   let health: HealthServer | undefined;
   if (healthPort !== undefined) {
     if (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65_535) {
@@ -100,7 +115,7 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
         ...(metrics && { metrics }),
         ...(metricsToken !== undefined && { metricsToken }),
       }),
-      { port: healthPort, host: process.env.HEALTH_HOST ?? '0.0.0.0' },
+      { port: healthPort, host: config.healthHost ?? '0.0.0.0' },
     );
     logger.info(`health routes on port ${health.port}`, { port: health.port });
   }

@@ -3,8 +3,9 @@
  * line per lifecycle event. JSON lines when the output is not a terminal (what log shippers
  * read); pino-pretty's readable form in a terminal.
  */
+import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger as PinoLogger } from 'pino';
-import PinoPretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { LifecycleEvent, TaskObserver } from '../engine/lifecycle.js';
 import type { Logger } from '../tools/logger.js';
 
@@ -53,7 +54,9 @@ export class LogOutput implements DestinationStream {
   private prettify(target: NodeJS.WriteStream, line: string): string {
     let format = this.pretty.get(target);
     if (!format) {
-      format = PinoPretty.prettyFactory({ colorize: target.isTTY === true, ignore: 'pid,hostname' });
+      // Loaded on the first readable line only: servers in production write JSON and never pay for it.
+      const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+      format = pretty.prettyFactory({ colorize: target.isTTY === true, ignore: 'pid,hostname' });
       this.pretty.set(target, format);
     }
     return format(line);

@@ -4,7 +4,8 @@
  * lifecycle events; gauges (tasks by status, queue depth, sessions, streams) are read when
  * scraped, so an idle process does no work for them.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import type { LifecycleEvent, TaskObserver } from '../engine/lifecycle.js';
 import type { RuntimeStats } from '../engine/runtime.js';
 
@@ -23,8 +24,13 @@ export interface MetricsSources {
   readonly streams?: () => number;
 }
 
+/** prom-client, loaded when a process turns metrics on: the others never pay for it. */
+function promClient(): typeof import('prom-client') {
+  return createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+}
+
 export class TaskMetrics implements TaskObserver {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly created: Counter<'tool'>;
   private readonly completed: Counter<'tool'>;
   private readonly failed: Counter<'tool' | 'kind'>;
@@ -38,6 +44,8 @@ export class TaskMetrics implements TaskObserver {
   private readonly refusals: Counter<'reason'>;
 
   constructor(sources: MetricsSources = {}) {
+    const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = promClient();
+    this.registry = new Registry();
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>

@@ -2,8 +2,8 @@
  * Dialect A: the original SEP-1686 `_meta` form (historical), served only when the app opts in.
  * The client names the task in `_meta["modelcontextprotocol.io/task"]` on an ordinary
  * `tools/call`; the call itself answers when the task ends, `notifications/tasks/created`
- * announces it, and `tasks/get|result|list|delete` use A's fields. Spec digest:
- * shared/docs/protocol.md §3.
+ * announces it, and `tasks/get|result|list|delete` use A's fields. Its rules, each
+ * with the tests that cover it: docs/traceability.md, rows A-*.
  */
 import { type Caller, clientTaskKey } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';

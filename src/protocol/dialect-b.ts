@@ -1,7 +1,7 @@
 /**
  * Dialect B: core tasks of protocol 2025-11-25 (`capabilities.tasks`, `params.task`,
  * `{ task }` results, blocking `tasks/result`). What VS Code, Inspector and the v1 SDK speak.
- * Spec digest: shared/docs/protocol.md §4.
+ * Its rules and their tests: docs/traceability.md, rows B-*.
  */
 import type { Caller } from '../engine/engine.js';
 import type { TaskRecord, TaskStatus } from '../engine/task.js';

@@ -1,7 +1,7 @@
 /**
  * Dialect C: the `io.modelcontextprotocol/tasks` extension on protocol 2026-07-28. Stateless;
  * the client declares the extension on every request; flat `resultType: "task"` results;
- * `tasks/get` inlines the result or error. Spec digest: shared/docs/protocol.md §5.
+ * `tasks/get` inlines the result or error. Its rules and their tests: docs/traceability.md, rows C-*.
  */
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from '../engine/task.js';

@@ -152,4 +152,31 @@ describeWithRedis('bullmq runtime across processes', () => {
     expect(failed.statusMessage).toMatch(/worker running this task was lost/);
     expect(failed.outcome).toMatchObject({ kind: 'error', error: { code: -32603 } });
   });
+
+  it('with the default timings, a SIGKILLed worker’s job runs again within 15 s, and meanwhile the task says its worker was lost', async () => {
+    const first = startChild();
+    const second = startChild();
+    const runtime = startRuntime();
+    await Promise.all([first.ready(), second.ready()]);
+    const task = await runtime.create(newRecord({ script: 'progress-then-wait', text: 'halfway' }));
+    await waitForRecord(runtime, task.taskId, (record) => record.statusMessage === 'halfway');
+    const startedIn = (child: ChildWorker) =>
+      child.waitFor((report) => report.event === 'started' && report.taskId === task.taskId, 20_000);
+    const victim = first.reports.some((r) => r.event === 'started' && r.taskId === task.taskId) ? first : second;
+    const rescuer = victim === first ? second : first;
+    const killedAt = Date.now();
+    victim.kill('SIGKILL');
+
+    // Once the dead worker's lock lapses, a read no longer shows its last progress as current.
+    let lost: string | undefined;
+    while (lost === undefined && Date.now() - killedAt < 15_000) {
+      const read = await runtime.get(task.taskId);
+      if (read?.statusMessage === 'worker lost; retrying') lost = read.statusMessage;
+      else await sleep(200);
+    }
+    expect(lost).toBe('worker lost; retrying');
+    await startedIn(rescuer);
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    rescuer.kill('SIGKILL');
+  }, 40_000);
 });

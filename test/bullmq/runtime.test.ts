@@ -183,10 +183,13 @@ describeWithRedis('bullmq runtime events after a dropped connection', () => {
   });
 
   it('wakes a waiter whose task ended while its event connection was down', async () => {
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    // A queue name of this test's own: connection names carry it, so the connections found
+    // below are this test's, whatever else shares the Redis server.
+    const queue = `gap${prefix.replaceAll('-', '')}`;
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, queue, logger: quietLogger });
     closers.push(() => runtime.close());
     // A second runtime, so the completion is written through a connection that stays up.
-    const writer = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    const writer = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, queue, logger: quietLogger });
     closers.push(() => writer.close());
     const engine = new TaskEngine({ runtime });
     const task = await engine.create({ principal: 'alice' }, { tool: 't', args: {} });
@@ -196,19 +199,29 @@ describeWithRedis('bullmq runtime events after a dropped connection', () => {
     // Drop the waiting runtime's event subscriber, then finish the task before it reconnects:
     // the completion event is published while nobody of that runtime listens.
     const subscriberName = `${runtime.names.queue}:events`;
+    const ids = await subscriberIds(subscriberName);
+    // Both runtimes' subscribers carry the name; the writer does not need its own.
+    expect(ids.length).toBe(2);
     await withRedis(async (client) => {
-      const list = (await client.client('LIST')) as string;
-      const ids = list
-        .split('\n')
-        .filter((line) => line.includes(` name=${subscriberName} `) && line.includes('sub=1'))
-        .map((line) => /id=(\d+)/.exec(line)?.[1]);
-      // Both runtimes' subscribers carry the name; the writer does not need its own.
-      expect(ids.length).toBe(2);
-      for (const id of ids) await client.client('KILL', 'ID', id as string);
+      for (const id of ids) await client.client('KILL', 'ID', id);
     });
     await writer.cancel(task.taskId, 'cancelled during the outage');
 
     const done = await Promise.race([waiting, sleep(5_000).then(() => undefined)]);
     expect(done?.status).toBe('cancelled');
+    // Let both subscribers finish re-subscribing before the runtimes close, so no command of
+    // theirs is cut off mid-flight.
+    for (let attempt = 0; attempt < 50 && (await subscriberIds(subscriberName)).length < 2; attempt++) await sleep(50);
   });
 });
+
+/** Ids of the subscribed connections named `name` (a name only this test's runtimes use). */
+async function subscriberIds(name: string): Promise<string[]> {
+  return withRedis(async (client) => {
+    const list = (await client.client('LIST')) as string;
+    return list
+      .split('\n')
+      .filter((line) => line.includes(` name=${name} `) && /\bsub=[1-9]/.test(line))
+      .flatMap((line) => /id=(\d+)/.exec(line)?.[1] ?? []);
+  });
+}

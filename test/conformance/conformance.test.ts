@@ -1,29 +1,24 @@
 /**
- * The official conformance scenarios (`@modelcontextprotocol/conformance`, pinned) against the
- * conformance fixture, through ../shared/tools/conformance-node20/run (the CLI needs Node 22;
- * the wrapper starts it on Node 20). A scenario passes when the CLI exits 0 and no check in its
- * checks.json is a FAILURE. The fixture contract: shared/docs/protocol.md §7.1.
+ * The official conformance scenarios (`@modelcontextprotocol/conformance`, a pinned
+ * devDependency) against the conformance fixture, through scripts/conformance/run.mjs (the CLI
+ * wants Node 22; the script starts it on the Node running the tests). A scenario passes when the
+ * CLI exits 0, no check in its checks.json is a FAILURE, and at least one is a SUCCESS: a
+ * scenario whose checks were all SKIPPED tested nothing. The fixture contract: the tools listed
+ * in examples/conformance-fixture.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { app } from '../../examples/conformance-fixture/app.js';
 import { type RunningServer, startServer } from '../e2e/support.js';
+import { readChecks, scenarioProblems } from './checks.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-const runner = path.resolve(repoRoot, '../shared/tools/conformance-node20/run');
-const available = existsSync(runner);
-if (!available) {
-  const notice = `conformance runner not found at ${runner}`;
-  // In CI a missing runner is a broken checkout, not a reason to go green.
-  if (process.env.CI) throw new Error(notice);
-  console.warn(`SKIPPING conformance scenarios: ${notice}`);
-}
+const runner = path.join(repoRoot, 'scripts/conformance/run.mjs');
 
-/** All ten scenarios of the tasks extension (2026-07-28). */
+/** The scenarios of the tasks extension (2026-07-28) that test something in this release of the suite. */
 const TASK_SCENARIOS = [
   'tasks-lifecycle',
   'tasks-capability-negotiation',
@@ -31,7 +26,6 @@ const TASK_SCENARIOS = [
   'tasks-request-state-removal',
   'tasks-request-headers',
   'tasks-required-task-error',
-  'tasks-status-notifications',
   'tasks-mrtr-input',
   'tasks-dispatch-and-envelope',
   'tasks-mrtr-composition',
@@ -60,18 +54,17 @@ const GENERAL_SCENARIOS = [
   'server-sse-multiple-streams',
 ];
 
-interface Check {
-  id: string;
-  name: string;
-  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
-  errorMessage?: string;
-}
+/**
+ * Placeholders in this release of the suite: they report only SKIPPED, so they cannot pass. Each
+ * is pinned as such, so the day the suite fills one in, this fails and it moves to the lists above.
+ * Our own tests cover what they will check (status push: test/e2e/status-push.test.ts).
+ */
+const PLACEHOLDER_SCENARIOS = ['tasks-status-notifications'];
 
 let running: RunningServer;
 let outputs: string;
 
 beforeAll(async () => {
-  if (!available) return;
   running = await startServer(app);
   outputs = await mkdtemp(path.join(tmpdir(), 'conformance-'));
 });
@@ -81,23 +74,34 @@ afterAll(async () => {
   if (outputs) await rm(outputs, { recursive: true, force: true });
 });
 
-describe.skipIf(!available)('official conformance scenarios', () => {
+describe('official conformance scenarios', () => {
   for (const scenario of [...TASK_SCENARIOS, ...GENERAL_SCENARIOS]) {
     it(scenario, async () => {
       const out = path.join(outputs, scenario);
       const { code, output } = await run(['server', '--url', running.url, '--scenario', scenario, '-o', out]);
       const checks = await readChecks(out);
-      const failures = checks.filter((check) => check.status === 'FAILURE');
-      expect(failures, `${scenario} failed:\n${output}`).toEqual([]);
+      expect(scenarioProblems(checks), `${scenario}:\n${output}`).toEqual([]);
       expect(code, output).toBe(0);
-      expect(checks.length).toBeGreaterThan(0);
+    }, 60_000);
+  }
+
+  for (const scenario of PLACEHOLDER_SCENARIOS) {
+    it(`${scenario} is still a placeholder (every check SKIPPED)`, async () => {
+      const out = path.join(outputs, scenario);
+      const { output } = await run(['server', '--url', running.url, '--scenario', scenario, '-o', out]);
+      const checks = await readChecks(out);
+      expect(checks.length, output).toBeGreaterThan(0);
+      expect(
+        checks.filter((check) => check.status !== 'SKIPPED'),
+        `${scenario} now checks something: run it with the others\n${output}`,
+      ).toEqual([]);
     }, 60_000);
   }
 });
 
 function run(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn('bash', [runner, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [runner, ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
@@ -107,14 +111,4 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
     });
     child.on('close', (code) => resolve({ code, output }));
   });
-}
-
-async function readChecks(dir: string): Promise<Check[]> {
-  const checks: Check[] = [];
-  if (!existsSync(dir)) return checks;
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name, 'checks.json');
-    if (entry.isDirectory() && existsSync(file)) checks.push(...(JSON.parse(await readFile(file, 'utf8')) as Check[]));
-  }
-  return checks;
 }

@@ -323,15 +323,35 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       await expect(engine.list(ALICE, 'not-a-cursor')).rejects.toMatchObject({ code: 'INVALID_CURSOR' });
     });
 
-    it('forgets a task once its TTL, measured from creation, has passed', async () => {
+    it('forgets a task once its TTL, measured from creation, has passed; a shorter TTL is raised to the floor', async () => {
       const engine = await setUp();
+      // 300 ms is below the floor (1 s): both runtimes give the same TTL, so the create never
+      // races its own expiry and the task lives long enough to be read after it ends.
       const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' }, requestedTtlMs: 300 });
-      expect(created.ttlMs).toBe(300);
+      expect(created.ttlMs).toBe(engine.policy.minTtlMs);
       await engine.waitForTerminal(ALICE, created.taskId);
       expect((await engine.get(ALICE, created.taskId)).status).toBe('completed');
-      await sleep(created.createdAt + 300 - Date.now() + 150);
+      await sleep(created.createdAt + (created.ttlMs as number) - Date.now() + 150);
       await expect(engine.get(ALICE, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
       expect((await engine.list(ALICE)).tasks.map((t) => t.taskId)).not.toContain(created.taskId);
+    });
+
+    it('answers a waiter with "not found" when the task expires before it ends, and keeps no waiter', async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'wait' }, requestedTtlMs: 1000 });
+      const waiting = engine.waitForTerminal(ALICE, created.taskId);
+      expect(engine.waiterStats().waiters).toBe(1);
+      // The TTL is 1 s; the waiter must hear well before a generous bound (it hung for ever before).
+      const outcome = await Promise.race([
+        waiting.then(
+          () => 'ended',
+          (error: { code?: string }) => error.code,
+        ),
+        sleep(10_000).then(() => 'still waiting'),
+      ]);
+      expect(outcome).toBe('TASK_NOT_FOUND');
+      expect(engine.waiterStats()).toEqual({ waiters: 0, followers: 0, followedTasks: 0 });
+      executor.release(created.taskId);
     });
 
     describe('questions', () => {

@@ -1,5 +1,5 @@
 /**
- * Dialect A, the original SEP-1686 `_meta` form (protocol.md §3): served only when the app
+ * Dialect A, the original SEP-1686 `_meta` form (docs/traceability.md rows A-*): served only when the app
  * enables it, and provably ignored otherwise. Driven by the v1 client with raw requests.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';

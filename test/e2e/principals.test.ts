@@ -1,5 +1,5 @@
 /**
- * Tasks belong to identities, not sessions (architecture decision 6; protocol.md §4.11):
+ * Tasks belong to identities, not sessions (see docs/traceability.md):
  * two principals side by side over HTTP, listing with opaque cursors, and reconnects.
  */
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';

@@ -1,5 +1,5 @@
 /**
- * The smaller rules of shared/docs/protocol.md that the larger suites pass by construction:
+ * The smaller protocol rules of docs/traceability.md that the larger suites pass by construction:
  * each is pinned here so that a change that breaks one fails a test named after it.
  * Row ids refer to docs/traceability.md.
  */

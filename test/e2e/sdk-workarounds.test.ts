@@ -1,5 +1,5 @@
 /**
- * One guard per SDK workaround of shared/docs/sdk-hosting.md §3. If an SDK bump changes the
+ * One guard per workaround for the SDK (src/host/protocol-server.ts names each where it is applied). If an SDK bump changes the
  * behaviour a workaround relies on, the test named after it fails.
  */
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -29,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(() => running?.close());
 
-describe('SDK workarounds (sdk-hosting.md §3)', () => {
+describe('SDK workarounds', () => {
   it('1. tools/call bypasses the result re-validation: B `{task}` and C flat results pass unaltered', async () => {
     const client = await connectV1(running.url);
     const created = await client.request(

@@ -1,6 +1,6 @@
 /**
  * Status pushed to clients: `notifications/tasks/status` to the 2025-11-25 session that owns a
- * task (protocol.md §4.9 rule 5), and `notifications/tasks` on a 2026-07-28
+ * task (2025-11-25 tasks), and `notifications/tasks` on a 2026-07-28
  * `subscriptions/listen` stream that asked for the task's id (§5.7).
  */
 import { CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';

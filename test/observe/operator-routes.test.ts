@@ -2,9 +2,12 @@
  * `/healthz`, `/readyz` and `/metrics` on both runtimes, and a task followed through the JSON
  * log lines of a server process and a worker process (BullMQ), whose health port answers too.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../src/host/config.js';
 import { createTaskServer } from '../../src/host/task-server.js';
 import { silentLogger } from '../../src/tools/logger.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
@@ -179,15 +182,63 @@ describeWithRedis('health routes and metrics on BullMQ', () => {
   });
 });
 
-describeWithRedis('a task in the logs of a server process and a worker process', () => {
+/** A stand-in OTLP/HTTP collector: keeps (service, trace id, span name) of every span posted as JSON. */
+async function startCollector() {
+  const spans: { service: string; traceId: string; name: string }[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    req.on('end', () => {
+      try {
+        const parsed = JSON.parse(body) as { resourceSpans?: OtlpResourceSpans[] };
+        for (const resourceSpans of parsed.resourceSpans ?? []) {
+          const service = resourceSpans.resource?.attributes?.find((attribute) => attribute.key === 'service.name');
+          for (const scope of resourceSpans.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) {
+              spans.push({ service: service?.value?.stringValue ?? '', traceId: span.traceId, name: span.name });
+            }
+          }
+        }
+      } catch {
+        // Not JSON: the test sees no spans and says so.
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    spans,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface OtlpResourceSpans {
+  resource?: { attributes?: { key: string; value?: { stringValue?: string } }[] };
+  scopeSpans?: { spans?: { traceId: string; name: string }[] }[];
+}
+
+describeWithRedis('a task in the logs and traces of a server process and a worker process', () => {
   const prefix = randomPrefix();
   const healthPort = 20_000 + Math.floor(Math.random() * 30_000);
-  const env = { REDIS_URL, REDIS_PREFIX: prefix, MCP_TASK_LOG_LEVEL: 'info', MCP_TASK_METRICS: '1' };
+  let collector: Awaited<ReturnType<typeof startCollector>>;
   let server: AppProcess;
   let worker: AppProcess;
   let client: Client;
 
   beforeAll(async () => {
+    collector = await startCollector();
+    const env = {
+      REDIS_URL,
+      REDIS_PREFIX: prefix,
+      MCP_TASK_LOG_LEVEL: 'info',
+      MCP_TASK_METRICS: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
     [server, worker] = await Promise.all([
       startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
       startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '2', HEALTH_PORT: String(healthPort) }),
@@ -197,6 +248,7 @@ describeWithRedis('a task in the logs of a server process and a worker process',
   afterAll(async () => {
     await client?.close();
     await Promise.allSettled([server?.stop(), worker?.stop()]);
+    await collector?.close();
     await deleteKeysUnder(prefix);
   });
 
@@ -248,6 +300,27 @@ describeWithRedis('a task in the logs of a server process and a worker process',
     expect((failure?.err as { stack?: string } | undefined)?.stack).toContain('fixture-tools.ts');
   });
 
+  it('export over OTLP one trace per task, from both processes under their service names', async () => {
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 't' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+    const run = await pollUntil(
+      async () =>
+        collector.spans.find(
+          (span) => span.service === 'conformance-fixture-worker' && span.name === 'task slow_compute',
+        ),
+      (span) => span !== undefined,
+    );
+    const sameTrace = collector.spans.filter((span) => span.traceId === run?.traceId);
+    expect(sameTrace).toContainEqual({
+      service: 'conformance-fixture-server',
+      traceId: run?.traceId,
+      name: 'tools/call',
+    });
+  });
+
   it('the worker answers on its health port, with its own metrics', async () => {
     const base = `http://127.0.0.1:${healthPort}`;
     expect(await getJson(`${base}/healthz`)).toEqual({ status: 200, body: { status: 'ok' } });
@@ -256,9 +329,25 @@ describeWithRedis('a task in the logs of a server process and a worker process',
       body: { status: 'ready', checks: { redis: 'ok' } },
     });
     const text = await metricsText(`${base}/metrics`);
-    expect(sample(text, 'mcp_task_completed_total{tool="slow_compute"}')).toBe(1);
+    expect(sample(text, 'mcp_task_completed_total{tool="slow_compute"}')).toBe(2);
     expect(sample(text, 'mcp_task_failed_total{tool="failing_job",kind="tool_error"}')).toBe(1);
     const serverText = await metricsText(`${origin(server.url as string)}/metrics`);
-    expect(sample(serverText, 'mcp_task_created_total{tool="slow_compute"}')).toBe(1);
+    expect(sample(serverText, 'mcp_task_created_total{tool="slow_compute"}')).toBe(2);
+  });
+});
+
+describe('the operator variables', () => {
+  it('are checked at start-up, each bad value named, a token never echoed', () => {
+    expect(() => readConfig({ HEALTH_PORT: 'ninety' })).toThrow(/^HEALTH_PORT="ninety" is not valid/);
+    expect(() => readConfig({ MCP_TASK_METRICS: 'yes' })).toThrow(/^MCP_TASK_METRICS="yes" is not valid/);
+    expect(() => readConfig({ MCP_TASK_DASHBOARD: 'on' })).toThrow(/MCP_TASK_DASHBOARD/);
+    expect(() => readConfig({ MCP_TASK_LOG_FORMAT: 'xml' })).toThrow(/MCP_TASK_LOG_FORMAT/);
+    expect(() => readConfig({ MCP_TASK_METRICS_TOKEN: 'short-secret' })).toThrow(
+      /^MCP_TASK_METRICS_TOKEN="\(hidden\)" is not valid/,
+    );
+    expect(readConfig({ HEALTH_PORT: '9100', HEALTH_HOST: '127.0.0.1', MCP_TASK_METRICS: '1' })).toMatchObject({
+      healthPort: 9100,
+      healthHost: '127.0.0.1',
+    });
   });
 });

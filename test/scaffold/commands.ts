@@ -1,5 +1,6 @@
 /** Commands and long-running processes for the scaffold test: npm, the scaffolded app's scripts. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { expect } from 'vitest';
 
 /**
  * The environment minus what the surrounding test run sets: a nested npm or vitest must not
@@ -138,5 +139,50 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
     process.kill(-child.pid, signal);
   } catch {
     // Already gone.
+  }
+}
+
+/**
+ * Starts `npm start` in `cwd`, waits for the server's listening line, sends SIGTERM to npm alone
+ * (as a supervisor would) and expects the server itself to get it: it says so, and stops
+ * answering. npm forwards the signal to the script's shell, so this holds when the script
+ * `exec`s node. Whatever happens, the whole process group is killed at the end.
+ */
+export async function expectNpmStartToStopOnSigterm(cwd: string, env: Record<string, string>): Promise<void> {
+  const npm = spawn('npm', ['start'], {
+    cwd,
+    env: cleanEnvironment(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  const listening = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /MCP task server listening on (\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    npm.stdout.on('data', onData);
+    npm.stderr.on('data', onData);
+    npm.once('exit', () => reject(new Error(`npm start exited before listening:\n${output}`)));
+  });
+  try {
+    const url = await listening;
+    const exited = new Promise((resolve) => npm.once('exit', resolve));
+    npm.kill('SIGTERM');
+    await exited;
+    await expect.poll(() => output, { timeout: 10_000 }).toContain('SIGTERM received, shutting down');
+    await expect
+      .poll(
+        () =>
+          fetch(url, { method: 'POST' }).then(
+            () => 'answering',
+            () => 'gone',
+          ),
+        { timeout: 10_000, interval: 200 },
+      )
+      .toBe('gone');
+  } finally {
+    killGroup(npm, 'SIGKILL');
   }
 }

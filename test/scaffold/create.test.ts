@@ -2,7 +2,7 @@
  * The scaffolder's decisions, in-process: package names, non-empty folders, templates, prompts,
  * next steps, and that the templates ask for the versions this repository builds and tests with.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -137,7 +137,7 @@ describe('refusals', () => {
 
   it('refuses an unknown template, listing the ones there are', async () => {
     expect(await run(['app', '--template', 'react'], io())).toBe(1);
-    expect(err).toBe('create-mcp-task-server: there is no template "react"; choose one of: default\n');
+    expect(err).toBe('create-mcp-task-server: there is no template "react"; choose one of: default, minimal, stdio\n');
     expect(existsSync(path.join(cwd, 'app'))).toBe(false);
   });
 
@@ -151,25 +151,27 @@ describe('refusals', () => {
 
 describe('in a terminal', () => {
   it('asks for the directory, then for a valid package name until it gets one', async () => {
-    const prompter = scripted(['Big Project', 'Still Bad', '']);
+    const prompter = scripted(['Big Project', 'Still Bad', '', 'minimal']);
     expect(await run([], io({ prompter }))).toBe(0);
     expect(prompter.asked[0]).toBe('Project directory:');
     expect(prompter.asked[1]).toContain('"Big Project" is not a valid npm package name');
     expect(prompter.asked[2]).toContain('"Still Bad" is not a valid npm package name');
+    expect(prompter.asked[3]).toBe('Template:');
     // The empty answer takes the suggestion.
     expect(JSON.parse(read('Big Project', 'package.json')).name).toBe('still-bad');
+    expect(out).toContain('(template "minimal"');
   });
 
   it('asks before emptying a non-empty folder, and leaves it alone on "no"', async () => {
     mkdirSync(path.join(cwd, 'busy'));
     writeFileSync(path.join(cwd, 'busy', 'notes.txt'), 'keep me');
     const prompter = scripted([false]);
-    expect(await run(['busy'], io({ prompter }))).toBe(1);
+    expect(await run(['busy', '--template', 'default'], io({ prompter }))).toBe(1);
     expect(prompter.asked).toEqual(['busy is not empty. Delete everything in it (except .git) and continue?']);
     expect(err).toBe('create-mcp-task-server: left busy as it was; nothing was written\n');
     expect(read('busy', 'notes.txt')).toBe('keep me');
 
-    expect(await run(['busy'], io({ prompter: scripted([true]) }))).toBe(0);
+    expect(await run(['busy', '--template', 'default'], io({ prompter: scripted([true]) }))).toBe(0);
     expect(existsSync(path.join(cwd, 'busy', 'notes.txt'))).toBe(false);
   });
   it('stops without writing when the questions are cancelled (Ctrl-C, Ctrl-D)', async () => {
@@ -228,16 +230,37 @@ describe('package managers', () => {
 
 describe('the templates', () => {
   const root = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
-  const template = JSON.parse(readFileSync(path.join(templatesRoot, 'template-default', 'package.json'), 'utf8'));
+  const names = readdirSync(templatesRoot).filter((name) => name.startsWith('template-'));
+  const manifests = names.map((name) => ({
+    name,
+    manifest: JSON.parse(readFileSync(path.join(templatesRoot, name, 'package.json'), 'utf8')),
+  }));
+
+  it('are default, minimal and stdio', () => {
+    expect(names.sort()).toEqual(['template-default', 'template-minimal', 'template-stdio']);
+  });
 
   it('depend on this version of mcp-task-server, and on the zod it generates code for', () => {
-    expect(template.dependencies['mcp-task-server']).toBe(`^${root.version}`);
-    expect(template.dependencies.zod).toBe(`^${root.dependencies.zod}`);
+    for (const { name, manifest } of manifests) {
+      expect(manifest.dependencies['mcp-task-server'], name).toBe(`^${root.version}`);
+      expect(manifest.dependencies.zod, name).toBe(`^${root.dependencies.zod}`);
+    }
   });
 
   it('use the tool versions this repository is tested with', () => {
-    for (const [name, range] of Object.entries(template.devDependencies as Record<string, string>)) {
-      expect(range, name).toBe(`^${root.devDependencies[name]}`);
+    for (const { name, manifest } of manifests) {
+      for (const [tool, range] of Object.entries(manifest.devDependencies as Record<string, string>)) {
+        expect(range, `${name}: ${tool}`).toBe(`^${root.devDependencies[tool]}`);
+      }
+    }
+  });
+
+  it('have the scripts the next steps and the docs name, and start node itself', () => {
+    for (const { name, manifest } of manifests) {
+      for (const script of ['dev', 'build', 'start', 'test'])
+        expect(manifest.scripts[script], `${name}: ${script}`).toBeTruthy();
+      // exec: npm's shell hands its process to node, so SIGTERM to `npm start` reaches the server.
+      expect(manifest.scripts.start, name).toBe('exec node dist/server.js');
     }
   });
 

@@ -1,11 +1,13 @@
 /**
- * The publishing path, end to end: `npm pack` the framework and the scaffolder, scaffold an app
- * from the scaffolder's tarball (what `npx create-mcp-task-server` runs), point the app's
- * mcp-task-server dependency at the framework's tarball, then install, build and test it the way
- * a user would. `npm run dev` must regenerate and restart on save; with Redis, the app's own
- * server and worker processes complete tasks for a real client.
+ * The path a user takes before anything is published, end to end: `npm run create-app` packs
+ * the framework and the scaffolder (as `npm publish` would), scaffolds an app with the packed
+ * scaffolder (what `npx create-mcp-task-server` runs) and points its mcp-task-server dependency
+ * at the packed framework. Each template is scaffolded from the same pack, then installed
+ * (sharing the npm cache), built and tested the way a user would. For the default template,
+ * `npm run dev` must regenerate and restart on save, `npm start` must drain on SIGTERM, and with
+ * Redis its own server and worker processes complete tasks for a real client.
  *
- * Network: the npm registry only, and `--prefer-offline` lets npm's cache answer. Takes 1-3 minutes.
+ * Network: the npm registry only, and `--prefer-offline` lets npm's cache answer. Takes 2-4 minutes.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,18 +18,23 @@ import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWithRedis, keysUnder, REDIS_URL, withRedis } from '../bullmq/support.js';
 import { connectV1, pollUntil } from '../e2e/support.js';
-import { type LongRunning, runCommand, startCommand } from './commands.js';
+import { expectNpmStartToStopOnSigterm, type LongRunning, runCommand, startCommand } from './commands.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const { version } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
 const INSTALL = ['--prefer-offline', '--no-audit', '--no-fund'];
 const LISTENING = /MCP task server listening on (\S+)/;
 
-/** Holds the tarballs and the scaffolded app; outside the repository, so npm sees no workspace around it. */
+/** Holds the tarballs and the scaffolded apps; outside the repository, so npm sees no workspace around them. */
 const work = mkdtempSync(path.join(tmpdir(), 'mcp-task-server-scaffold-'));
+/** One pack for every app: create-app packs into it once and reuses the tarballs after. */
+const tarballs = path.join(work, 'tarballs');
 const app = path.join(work, 'app');
+const minimalApp = path.join(work, 'minimal-app');
+const stdioApp = path.join(work, 'stdio-app');
 const timings: string[] = [];
 let scaffoldOutput = '';
+const installOutputs: Record<string, string> = {};
 
 async function timed(label: string, step: () => Promise<{ output: string; durationMs: number }>) {
   const { output, durationMs } = await step();
@@ -38,41 +45,55 @@ async function timed(label: string, step: () => Promise<{ output: string; durati
 const npm = (args: string[], cwd: string, timeoutMs: number, env?: Record<string, string>) =>
   runCommand('npm', args, { cwd, timeoutMs, ...(env && { env }) });
 
+/** `npm run create-app -- <directory> ...` from the clone, run from `work` as a user would from a folder of theirs. */
+const createApp = (args: string[], timeoutMs: number) =>
+  npm(['--prefix', repoRoot, 'run', 'create-app', '--', ...args], work, timeoutMs, {
+    MCP_TASK_SERVER_TARBALLS: tarballs,
+  });
+
 beforeAll(async () => {
   // `prepack` builds each package first: the framework's dist/, the scaffolder's dist/ and its copy of templates/.
-  await timed('pack mcp-task-server', () => npm(['pack', '--pack-destination', work], repoRoot, 120_000));
-  await timed('pack create-mcp-task-server', () =>
-    npm(['pack', '--workspace', 'create-mcp-task-server', '--pack-destination', work], repoRoot, 60_000),
-  );
-  const framework = path.join(work, `mcp-task-server-${version}.tgz`);
-  const scaffolder = path.join(work, `create-mcp-task-server-${version}.tgz`);
-  expect(existsSync(framework), framework).toBe(true);
-  expect(existsSync(scaffolder), scaffolder).toBe(true);
+  scaffoldOutput = await timed('create-app (pack both, scaffold)', () => createApp(['app'], 180_000));
+  expect(existsSync(path.join(tarballs, `mcp-task-server-${version}.tgz`))).toBe(true);
+  expect(existsSync(path.join(tarballs, `create-mcp-task-server-${version}.tgz`))).toBe(true);
   expect(existsSync(path.join(repoRoot, 'cli/create-mcp-task-server/templates')), 'postpack removes the copy').toBe(
     false,
   );
-
-  scaffoldOutput = await timed('npm exec create-mcp-task-server', () =>
-    npm(['exec', '--yes', ...INSTALL, `--package=${scaffolder}`, '--', 'create-mcp-task-server', 'app'], work, 60_000),
-  );
-  // What the registry would provide once published: the framework from its tarball.
-  const manifestPath = path.join(app, 'package.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-  manifest.dependencies['mcp-task-server'] = `file:${framework}`;
-  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  await timed('npm install', () => npm(['install', ...INSTALL], app, 180_000));
-}, 300_000);
+  await timed('create-app minimal, stdio', async () => {
+    const started = performance.now();
+    await createApp(['minimal-app', '--template', 'minimal'], 60_000);
+    await createApp(['stdio-app', '--template', 'stdio'], 60_000);
+    return { output: '', durationMs: performance.now() - started };
+  });
+  // One npm cache for the three: the first install fills it, the others read it.
+  installOutputs.app = await timed('npm install', () => npm(['install', ...INSTALL], app, 180_000));
+  const [minimal, stdio] = await Promise.all([
+    timed('npm install minimal', () => npm(['install', ...INSTALL], minimalApp, 180_000)),
+    timed('npm install stdio', () => npm(['install', ...INSTALL], stdioApp, 180_000)),
+  ]);
+  installOutputs.minimal = minimal;
+  installOutputs.stdio = stdio;
+}, 420_000);
 
 afterAll(() => {
   console.info(`scaffold timings: ${timings.join(', ')}`);
   rmSync(work, { recursive: true, force: true });
-});
+}, 120_000); // three node_modules folders take a while to delete on a busy disk
 
 describe('a scaffolded app, installed from the packed tarballs', () => {
-  it('was written by the packed scaffolder, with .gitignore and the next steps', () => {
+  it('was written by the packed scaffolder, with .gitignore, the next steps and the framework in vendor/', () => {
     expect(scaffoldOutput).toContain('Next steps:\n  cd app\n  npm install\n  npm run dev\n');
+    expect(scaffoldOutput).toContain(`mcp-task-server ${version} comes from vendor/mcp-task-server-${version}.tgz`);
     expect(existsSync(path.join(app, '.gitignore'))).toBe(true);
-    expect(JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8')).name).toBe('app');
+    for (const file of ['Dockerfile', '.dockerignore', 'compose.yaml'])
+      expect(existsSync(path.join(app, file)), file).toBe(true);
+    const manifest = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
+    expect(manifest.name).toBe('app');
+    expect(manifest.dependencies['mcp-task-server']).toBe(`file:vendor/mcp-task-server-${version}.tgz`);
+  });
+
+  it('installs without engine warnings', () => {
+    for (const [name, output] of Object.entries(installOutputs)) expect(output, name).not.toContain('EBADENGINE');
   });
 
   it('resolves mcp-task-server and its mcp-taskgen bin from the tarball, without the source condition', async () => {
@@ -100,6 +121,33 @@ describe('a scaffolded app, installed from the packed tarballs', () => {
     expect(output).toMatch(/Tests\s+\d+ passed/);
     expect(output).not.toMatch(/failed|skipped/);
   }, 180_000);
+
+  it('npm start runs the built server, which drains and exits on SIGTERM', async () => {
+    await expectNpmStartToStopOnSigterm(app, { PORT: '0', MCP_TASK_LOG_LEVEL: 'warn' });
+  }, 60_000);
+});
+
+describe.each([
+  { template: 'minimal', directory: minimalApp, tools: '1 tool' },
+  { template: 'stdio', directory: stdioApp, tools: '1 tool' },
+])('the $template template, installed from the packed tarballs', ({ template, directory, tools }) => {
+  it('builds: generates the manifest, then compiles dist/server.js', async () => {
+    const output = await timed(`npm run build (${template})`, () => npm(['run', 'build'], directory, 120_000));
+    expect(output).toContain(`tasks.generated.ts (${tools})`);
+    expect(existsSync(path.join(directory, 'dist', 'server.js'))).toBe(true);
+  }, 150_000);
+
+  it('passes its own tests', async () => {
+    const output = await timed(`npm test (${template})`, () => npm(['test'], directory, 150_000));
+    expect(output).toMatch(/Tests\s+\d+ passed/);
+    expect(output).not.toMatch(/failed|skipped/);
+  }, 180_000);
+});
+
+describe('the minimal template', () => {
+  it('npm start serves the built one-file app, which stops on SIGTERM', async () => {
+    await expectNpmStartToStopOnSigterm(minimalApp, { PORT: '0', MCP_TASK_LOG_LEVEL: 'warn' });
+  }, 60_000);
 });
 
 describeWithRedis('the scaffolded app on Redis: its server and worker processes', () => {

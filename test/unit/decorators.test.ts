@@ -23,6 +23,12 @@ describe('decorators (TC39 mode, as compiled by the test runner)', () => {
     expect([...getQuestionMarks(Sample.prototype.run)]).toEqual([['approval', { message: 'Go?' }]]);
   });
 
+  it('needs no reflect-metadata: without it they record marks only', () => {
+    // This file never loads reflect-metadata (test/interop covers the app that does).
+    expect('getMetadata' in Reflect).toBe(false);
+    expect(getMethodMark(Sample.prototype.ping)).toEqual({ kind: 'tool', options: {} });
+  });
+
   it('leaves the method callable and unchanged', async () => {
     expect(new Sample().ping()).toBe('pong');
     await expect(new Sample().run()).resolves.toBeUndefined();

@@ -34,9 +34,17 @@ describe('TTL and poll interval policy', () => {
     expect(resolveTtl(null, undefined, { ...policy, maxTtlMs: null })).toBeNull();
   });
 
-  it('never hands out a zero or fractional TTL', () => {
-    expect(resolveTtl(0, undefined, policy)).toBe(1);
+  it('never hands out a fractional TTL, nor one below the floor', () => {
+    expect(resolveTtl(0, undefined, policy)).toBe(1000);
+    expect(resolveTtl(300, undefined, policy)).toBe(1000);
     expect(resolveTtl(1_500.7, undefined, policy)).toBe(1_500);
+    expect(resolveTtl(300, undefined, { ...policy, minTtlMs: 100 })).toBe(300);
+  });
+
+  it('refuses a policy whose floor is above its cap, naming both', () => {
+    expect(() => new TaskEngine({ runtime: undefined as never, policy: { minTtlMs: 5000, maxTtlMs: 1000 } })).toThrow(
+      /policy.maxTtlMs \(1000\) must not be below policy.minTtlMs \(5000\)/,
+    );
   });
 
   it('keeps poll intervals above the floor', () => {

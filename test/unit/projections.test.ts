@@ -1,4 +1,4 @@
-/** Wire projections of one engine record (protocol.md §1: one record, several dialects). */
+/** Wire projections of one engine record (one record, several dialects). */
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { statusB, toTaskB } from '../../src/protocol/dialect-b.js';

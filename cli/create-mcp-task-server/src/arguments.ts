@@ -8,7 +8,8 @@ MCP server, a BullMQ worker, tests with a real MCP client, and \`npm run dev\`, 
 the task schemas and restarts the server whenever you save.
 
 Options:
-  -t, --template <name>  the template to start from (default: default)
+  -t, --template <name>  the template to start from: default (server, worker, tests, dev loop,
+                         Dockerfile), minimal (one file, one task), stdio (for desktop clients)
   -n, --name <name>      the package name (default: the directory's name)
   -f, --force            write into a directory that is not empty, deleting what is in it
                          (except .git)

@@ -86,7 +86,8 @@ async function create(args: Arguments, io: CliIo): Promise<void> {
       'Next steps:',
       ...steps.map((step) => `  ${step}`),
       '',
-      'Then point an MCP client at http://127.0.0.1:3000/mcp. README.md covers tests, the worker and Redis.',
+      // The templates differ (HTTP or stdio, workers or none): each README says how to connect a client.
+      'Then see README.md for how to connect an MCP client, the scripts and what is where.',
       '',
     ].join('\n'),
   );

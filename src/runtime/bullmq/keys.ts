@@ -15,11 +15,15 @@ export interface RuntimeNames {
   record(taskId: string): string;
   /** Sorted set of an owner's task ids, scored by `createdAt`. */
   owner(owner: string): string;
+  /** The same ids scored by expiry, so dead entries are pruned by score on every insert. */
+  ownerExpiries(owner: string): string;
   /**
    * Sorted set of an owner's (anonymous: `null`) unfinished task ids, scored by their expiry:
    * the live-task quota counts it.
    */
   live(owner: string | null): string;
+  /** BullMQ's lock on a running job (present while a live worker renews it). */
+  jobLock(taskId: string): string;
   /** Pub/sub: every record write, as `{ record, previous? }`. */
   readonly eventsChannel: string;
   /** Pub/sub: ids of tasks whose running work must stop, for the workers. */
@@ -40,7 +44,9 @@ export function runtimeNames(prefix = DEFAULT_PREFIX, queue = DEFAULT_QUEUE): Ru
     queue,
     record: (taskId) => `${base}:task:${taskId}`,
     owner: (owner) => `${base}:owner:${owner}`,
+    ownerExpiries: (owner) => `${base}:owner-expiry:${owner}`,
     live: (owner) => (owner === null ? `${base}:live-anonymous` : `${base}:live:${owner}`),
+    jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
     eventsChannel: `${base}:events`,
     cancelChannel: `${base}:cancel`,
     answersChannel: `${base}:answers`,

@@ -174,6 +174,23 @@ export class RedisTaskStore {
   }
 
   /**
+   * The record and whether its BullMQ job holds a lock (a live worker runs it), in one round
+   * trip: what a client's read needs to tell a running task from one whose worker was lost.
+   */
+  async readWithLock(taskId: string): Promise<{ record: TaskRecord; lockHeld: boolean } | undefined> {
+    const replies = await this.client
+      .pipeline()
+      .hget(this.names.record(taskId), 'record')
+      .exists(this.names.jobLock(taskId))
+      .exec();
+    const [[readError, json], [lockError, locks]] = replies as [[Error | null, unknown], [Error | null, unknown]];
+    if (readError) throw readError;
+    if (lockError) throw lockError;
+    if (typeof json !== 'string') return undefined;
+    return { record: JSON.parse(json) as TaskRecord, lockHeld: Number(locks) > 0 };
+  }
+
+  /**
    * Applies a change through `applyChange` with compare-and-set, re-reading after a lost race.
    * A change the state machine refuses because the task already ended is dropped, not thrown:
    * that is how a late outcome after a cancel disappears. `undefined` when the task is gone.

@@ -22,7 +22,7 @@ import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
 import { DuplicateTaskError, preloadScripts, RedisTaskStore } from './record-store.js';
-import { QUEUED_MESSAGE } from './status-mapping.js';
+import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
 export interface BullmqRuntimeOptions {
@@ -124,8 +124,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
     });
   }
 
+  /** The record; while its running job's lock has lapsed (its worker died), it says so. */
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    return this.guard('read a task', () => this.store.get(taskId));
+    return this.guard('read a task', async () => {
+      const read = await this.store.readWithLock(taskId);
+      return read && withLostWorker(read.record, read.lockHeld);
+    });
   }
 
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {

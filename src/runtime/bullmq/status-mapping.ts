@@ -1,5 +1,5 @@
 /**
- * BullMQ job states → task status and message (the normative table in architecture.md).
+ * BullMQ job states → task status and message (the table below).
  * Pure functions, so the wording is tested without Redis and kept in one place.
  *
  * | job state                      | task                                    |
@@ -18,6 +18,20 @@ import type { TaskChange } from '../../engine/transitions.js';
 export const QUEUED_MESSAGE = 'queued';
 export const REQUEUED_AFTER_STALL_MESSAGE = 'queued again: the worker running it stopped responding';
 export const REQUEUED_AFTER_SHUTDOWN_MESSAGE = 'queued again: its worker shut down';
+/** Shown while a running job's lock has lapsed: its worker stopped renewing it and a live one will take the job over. */
+export const WORKER_LOST_MESSAGE = 'worker lost; retrying';
+
+/**
+ * How a record reads while its job's lock is gone. A task that is working with the method's own
+ * progress message (not a runtime note such as `queued`) is running, so its job holds a lock;
+ * without one, the worker died and that message is stale until the job is recovered. (A task
+ * with no message may be a resumed one still queued, so it is left alone.)
+ */
+export function withLostWorker(record: TaskRecord, lockHeld: boolean): TaskRecord {
+  if (lockHeld || record.status !== 'working') return record;
+  if (record.statusMessage === undefined || isRuntimeNote(record.statusMessage)) return record;
+  return { ...record, statusMessage: WORKER_LOST_MESSAGE };
+}
 
 /** BullMQ's failedReason when a job exceeded `maxStalledCount` (worker.js, moveStalledJobsToWait-9.lua). */
 const STALLED_REASON = 'job stalled more than allowable limit';

@@ -21,6 +21,7 @@ import type { ExecutionControl, TaskExecutor } from '../../engine/runtime.js';
 import { expiresAt, type InputAnswer, isTerminal, type PendingInput, type TaskOutcome } from '../../engine/task.js';
 import { outcomeChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
+import { limitRepeats } from '../../tools/repeat-limiter.js';
 import { closeClient, createRedisClient, type RedisConnection, withDeadline } from './connection.js';
 import { RedisChannelSubscription } from './events.js';
 import type { TaskJobData } from './jobs.js';
@@ -44,12 +45,17 @@ export interface TaskWorkerSettings {
   /** Jobs this process runs at once (default 8). */
   readonly concurrency?: number;
   /**
-   * How long a job's lock lives without renewal (default 30 000 ms). A worker that stops
-   * renewing (crashed, or its event loop blocked longer than this) loses the job to another.
-   * Use the same value in every process: see bullmq-notes §4.
+   * How long a job's lock lives without renewal (default 8000 ms; renewed every half of it). A
+   * worker that stops renewing (killed, or its event loop blocked longer than this) loses the
+   * job to another, which runs it again from the top. Shorter finds lost workers sooner; longer
+   * tolerates longer event-loop stalls. Use the same value in every process (bullmq-notes §4).
    */
   readonly lockDurationMs?: number;
-  /** How often some worker looks for jobs of lost workers (default 30 000 ms; same in every process). */
+  /**
+   * How often some worker looks for jobs of lost workers (default 3000 ms; same in every
+   * process). A lost worker's job is back in the queue within about `lockDurationMs +
+   * stalledIntervalMs` (11 s by default; one interval more when several workers take turns).
+   */
   readonly stalledIntervalMs?: number;
   /** Lost workers a job survives before its task fails (default 1). */
   readonly maxStalledCount?: number;
@@ -73,6 +79,10 @@ export interface TaskWorkerOptions extends TaskWorkerSettings {
   readonly queue?: string;
   readonly clock?: () => number;
 }
+
+/** Lost-worker detection: a SIGKILLed worker's job runs again within ~11 s (see the settings). */
+export const DEFAULT_LOCK_DURATION_MS = 8000;
+export const DEFAULT_STALLED_INTERVAL_MS = 3000;
 
 /** How long to wait for methods that ignore the shutdown abort before leaving them to stall recovery. */
 const ABORTED_METHODS_GRACE_MS = 2000;
@@ -135,17 +145,19 @@ export class TaskWorker {
     // BullMQ creates the job's AbortSignal only for a processor declaring three parameters.
     const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) =>
       this.process(job, token, signal);
-    const lockDuration = options.lockDurationMs ?? 30_000;
+    const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
     this.worker = new Worker<TaskJobData, void>(this.names.queue, processor, {
       connection: this.client,
       prefix: this.names.prefix,
       concurrency: options.concurrency ?? 8,
       autorun: false,
       lockDuration,
-      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
       maxStalledCount: options.maxStalledCount ?? 1,
     });
-    this.worker.on('error', (error) => this.logger.warn('Task worker error', { error: error.message }));
+    // BullMQ reports the same connection error over and over while Redis is away.
+    const errors = limitRepeats(this.logger);
+    this.worker.on('error', (error) => errors.warn('Task worker error', { error: error.message }));
     this.worker.on('failed', (job, error) => {
       if (job) this.track(this.recordFailedAttempt(job, error));
     });

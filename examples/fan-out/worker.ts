@@ -1,0 +1,5 @@
+/** A worker process for the fan-out example (needs `REDIS_URL`). */
+import { runTaskWorkers } from 'mcp-task-server';
+import { app } from './app.js';
+
+await runTaskWorkers(app);

@@ -1,0 +1,160 @@
+/**
+ * The environment a server or worker process reads, read once at start-up and checked before
+ * anything starts. A bad value is a `ConfigError` whose one-line message names the variable,
+ * what it holds and what it accepts; `runTaskServer` and `runTaskWorkers` print that line and
+ * exit with status 2 instead of crashing later with a stack trace from deep inside a library.
+ */
+import type { TaskWorkerSettings } from '../runtime/bullmq/index.js';
+import type { RedisSetup } from './runtime-choice.js';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    value: string,
+    accepts: string,
+  ) {
+    super(`${variable}=${JSON.stringify(value)} is not valid: ${variable} must be ${accepts}`);
+  }
+}
+
+/** Worker timings an operator may tune (the same in every process of an app: bullmq-notes §4). */
+export type WorkerTimings = Pick<
+  TaskWorkerSettings,
+  'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'shutdownGraceMs'
+>;
+
+export interface ProcessConfig {
+  /** From `REDIS_URL` and `REDIS_PREFIX`, with the worker timings; absent without `REDIS_URL`. */
+  readonly redis?: RedisSetup;
+  /** `WORKERS`: tasks this process runs at once. */
+  readonly workers?: number;
+  /** `PORT` and `HOST`: where the HTTP server listens. */
+  readonly port?: number;
+  readonly host?: string;
+  readonly workerTimings: WorkerTimings;
+  /** `HEALTH_PORT` and `HEALTH_HOST`: where a worker process serves its health routes. */
+  readonly healthPort?: number;
+  readonly healthHost?: string;
+}
+
+/** The variables, for the README and for error messages: name → what it accepts. */
+export const CONFIG_VARIABLES = {
+  REDIS_URL: 'a redis:// or rediss:// URL, such as redis://127.0.0.1:6379',
+  REDIS_PREFIX: 'a key prefix of 1 to 100 characters without spaces',
+  WORKERS: 'a whole number of 0 or more (0: this server runs no tasks)',
+  PORT: 'a whole number from 0 to 65535',
+  HOST: 'a host name or IP address',
+  MCP_TASK_LOG_LEVEL: 'one of debug, info, warn, error, silent',
+  WORKER_LOCK_MS: 'a whole number of milliseconds from 1000 to 600000',
+  WORKER_STALLED_INTERVAL_MS: 'a whole number of milliseconds from 500 to 600000',
+  WORKER_MAX_STALLED: 'a whole number from 0 to 100',
+  WORKER_SHUTDOWN_GRACE_MS: 'a whole number of milliseconds from 0 to 3600000',
+  MCP_TASK_LOG_FORMAT: 'json or pretty (default: pretty only in a terminal)',
+  MCP_TASK_METRICS: '1, true, 0 or false',
+  MCP_TASK_METRICS_TOKEN: 'a bearer token of 16 to 4096 characters without spaces',
+  MCP_TASK_DASHBOARD: '1, true, 0 or false',
+  HEALTH_PORT: 'a whole number from 0 to 65535',
+  HEALTH_HOST: 'a host name or IP address',
+} as const;
+
+type Variable = keyof typeof CONFIG_VARIABLES;
+
+/** Reads and checks every variable; throws `ConfigError` for the first bad one. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig {
+  const value = (name: Variable): string | undefined => {
+    const raw = env[name];
+    return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+  };
+  const whole = (name: Variable, min: number, max: number): number | undefined => {
+    const raw = value(name);
+    if (raw === undefined) return undefined;
+    const parsed = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+      throw new ConfigError(name, raw, CONFIG_VARIABLES[name]);
+    }
+    return parsed;
+  };
+
+  const level = value('MCP_TASK_LOG_LEVEL');
+  if (level !== undefined && !['debug', 'info', 'warn', 'error', 'silent'].includes(level)) {
+    throw new ConfigError('MCP_TASK_LOG_LEVEL', level, CONFIG_VARIABLES.MCP_TASK_LOG_LEVEL);
+  }
+  const url = value('REDIS_URL');
+  if (url !== undefined && !isRedisUrl(url)) throw new ConfigError('REDIS_URL', url, CONFIG_VARIABLES.REDIS_URL);
+  const prefix = value('REDIS_PREFIX');
+  if (prefix !== undefined && (prefix.length > 100 || /\s/.test(prefix))) {
+    throw new ConfigError('REDIS_PREFIX', prefix, CONFIG_VARIABLES.REDIS_PREFIX);
+  }
+  const host = value('HOST');
+  if (host !== undefined && /\s/.test(host)) throw new ConfigError('HOST', host, CONFIG_VARIABLES.HOST);
+  const format = value('MCP_TASK_LOG_FORMAT');
+  if (format !== undefined && format !== 'json' && format !== 'pretty') {
+    throw new ConfigError('MCP_TASK_LOG_FORMAT', format, CONFIG_VARIABLES.MCP_TASK_LOG_FORMAT);
+  }
+  for (const flag of ['MCP_TASK_METRICS', 'MCP_TASK_DASHBOARD'] as const) {
+    const raw = value(flag);
+    if (raw !== undefined && !['1', 'true', '0', 'false'].includes(raw)) {
+      throw new ConfigError(flag, raw, CONFIG_VARIABLES[flag]);
+    }
+  }
+  const token = value('MCP_TASK_METRICS_TOKEN');
+  if (token !== undefined && (token.length < 16 || token.length > 4096 || /\s/.test(token))) {
+    throw new ConfigError('MCP_TASK_METRICS_TOKEN', '(hidden)', CONFIG_VARIABLES.MCP_TASK_METRICS_TOKEN);
+  }
+  const healthPort = whole('HEALTH_PORT', 0, 65_535);
+  const healthHost = value('HEALTH_HOST');
+  if (healthHost !== undefined && /\s/.test(healthHost)) {
+    throw new ConfigError('HEALTH_HOST', healthHost, CONFIG_VARIABLES.HEALTH_HOST);
+  }
+  const workers = whole('WORKERS', 0, 10_000);
+  const port = whole('PORT', 0, 65_535);
+  const lockDurationMs = whole('WORKER_LOCK_MS', 1000, 600_000);
+  const stalledIntervalMs = whole('WORKER_STALLED_INTERVAL_MS', 500, 600_000);
+  const maxStalledCount = whole('WORKER_MAX_STALLED', 0, 100);
+  const shutdownGraceMs = whole('WORKER_SHUTDOWN_GRACE_MS', 0, 3_600_000);
+  const workerTimings: WorkerTimings = {
+    ...(lockDurationMs !== undefined && { lockDurationMs }),
+    ...(stalledIntervalMs !== undefined && { stalledIntervalMs }),
+    ...(maxStalledCount !== undefined && { maxStalledCount }),
+    ...(shutdownGraceMs !== undefined && { shutdownGraceMs }),
+  };
+  return {
+    ...(url !== undefined && {
+      redis: {
+        connection: url,
+        ...(prefix !== undefined && { prefix }),
+        ...(Object.keys(workerTimings).length > 0 && { worker: workerTimings }),
+      },
+    }),
+    ...(workers !== undefined && { workers }),
+    ...(port !== undefined && { port }),
+    ...(host !== undefined && { host }),
+    workerTimings,
+    ...(healthPort !== undefined && { healthPort }),
+    ...(healthHost !== undefined && { healthHost }),
+  };
+}
+
+function isRedisUrl(raw: string): boolean {
+  try {
+    const url = new URL(raw);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads the configuration, or ends the process with the one line that says what is wrong
+ * (exit status 2, the usual status for a usage error).
+ */
+export function readConfigOrExit(env: NodeJS.ProcessEnv = process.env): ProcessConfig {
+  try {
+    return readConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`error: ${error.message}\n`);
+    process.exit(2);
+  }
+}

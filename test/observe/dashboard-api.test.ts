@@ -1,0 +1,204 @@
+/**
+ * The dashboard's JSON API: behind the same auth as `/mcp`, reading through the engine with the
+ * same owner rules. Two principals: one never sees, cancels or answers the other's tasks. An
+ * admin principal may look at another's tasks when it names them. Bad input gets a clear 4xx.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
+import { OpsTools, opsManifest, tokenAuth } from './ops-app.js';
+
+const TOKENS = { 'token-ann': 'ann', 'token-bob': 'bob', 'token-root': 'root' };
+let running: RunningServer;
+let ann: Client;
+let bob: Client;
+let base: string;
+let annCrawl: string;
+let annPublish: string;
+let bobCrawl: string;
+
+async function startTask(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name, arguments: args, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
+}
+
+async function call(path: string, token: string | undefined, init: RequestInit = {}) {
+  const response = await fetch(`${base}/dashboard/api${path}`, {
+    ...init,
+    headers: {
+      ...(token && { authorization: `Bearer ${token}` }),
+      ...(init.body !== undefined && { 'content-type': 'application/json' }),
+      ...(init.headers as Record<string, string>),
+    },
+  });
+  const text = await response.text();
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely and pinned by the assertions.
+  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
+}
+
+beforeAll(async () => {
+  running = await startServer({
+    manifest: opsManifest,
+    instances: [new OpsTools()],
+    http: { auth: tokenAuth(TOKENS) },
+    dashboard: { admins: ['sub:root'] },
+  });
+  base = new URL(running.url).origin;
+  ann = await connectV1(running.url, { token: 'token-ann' });
+  bob = await connectV1(running.url, { token: 'token-bob' });
+  annCrawl = await startTask(ann, 'crawl', { pages: 1000, pauseMs: 200 });
+  annPublish = await startTask(ann, 'publish');
+  bobCrawl = await startTask(bob, 'crawl', { pages: 1000, pauseMs: 200 });
+  await pollUntil(
+    () => ann.experimental.tasks.getTask(annPublish),
+    (task) => task.status === 'input_required',
+  );
+});
+
+afterAll(async () => {
+  await Promise.allSettled([ann?.close(), bob?.close()]);
+  await running?.close();
+});
+
+describe('dashboard API', () => {
+  it('serves the page shell, without data, at /dashboard', async () => {
+    const response = await fetch(`${base}/dashboard`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    const html = await response.text();
+    expect(html).toContain('<title>Tasks');
+    expect(html).not.toContain(annCrawl);
+  });
+
+  it('refuses a caller without a valid token, as /mcp does', async () => {
+    expect((await call('/tasks', undefined)).status).toBe(401);
+    expect((await call('/tasks', 'forged')).status).toBe(401);
+    expect((await call(`/tasks/${annCrawl}`, undefined)).status).toBe(401);
+  });
+
+  it('refuses a foreign Origin (DNS rebinding), as /mcp does', async () => {
+    const { status } = await call('/tasks', 'token-ann', { headers: { origin: 'http://evil.example' } });
+    expect(status).toBe(403);
+  });
+
+  it("lists only the caller's tasks, newest first, with the filters it offers", async () => {
+    const annList = await call('/tasks', 'token-ann');
+    expect(annList.status).toBe(200);
+    expect(annList.body.tasks.map((task: { taskId: string }) => task.taskId)).toEqual([annPublish, annCrawl]);
+    expect(annList.body.tools).toEqual(['crawl', 'publish', 'explode', 'lie']);
+    expect(annList.body.viewer).toEqual({ principal: 'sub:ann', admin: false, actingAs: 'sub:ann' });
+    const bobList = await call('/tasks', 'token-bob');
+    expect(bobList.body.tasks.map((task: { taskId: string }) => task.taskId)).toEqual([bobCrawl]);
+
+    const waiting = await call('/tasks?status=input_required', 'token-ann');
+    expect(waiting.body.tasks.map((task: { taskId: string }) => task.taskId)).toEqual([annPublish]);
+    expect(waiting.body.tasks[0].questions).toEqual([
+      {
+        key: 'approval',
+        message: 'Publish the report?',
+        schema: expect.objectContaining({ required: ['approve'] }),
+      },
+    ]);
+    const crawls = await call('/tasks?tool=crawl', 'token-ann');
+    expect(crawls.body.tasks.map((task: { taskId: string }) => task.taskId)).toEqual([annCrawl]);
+  });
+
+  it('names bad filters', async () => {
+    expect(await call('/tasks?status=sleeping', 'token-ann')).toMatchObject({
+      status: 400,
+      body: { error: expect.stringContaining('status is one of working') },
+    });
+    expect(await call('/tasks?tool=nope', 'token-ann')).toMatchObject({
+      status: 400,
+      body: { error: "no task tool is named 'nope'" },
+    });
+  });
+
+  it("never shows, cancels or answers another principal's task: it is not found", async () => {
+    expect((await call(`/tasks/${annCrawl}`, 'token-bob')).status).toBe(404);
+    expect((await call(`/tasks/${annCrawl}/cancel`, 'token-bob', { method: 'POST' })).status).toBe(404);
+    const answer = await call(`/tasks/${annPublish}/answer`, 'token-bob', {
+      method: 'POST',
+      body: JSON.stringify({ key: 'approval', content: { approve: true } }),
+    });
+    expect(answer.status).toBe(404);
+    expect((await ann.experimental.tasks.getTask(annCrawl)).status).toBe('working');
+    expect((await ann.experimental.tasks.getTask(annPublish)).status).toBe('input_required');
+  });
+
+  it('lets an admin look at a named principal, and nobody else', async () => {
+    const asAnn = await call('/tasks?as=sub:ann', 'token-root');
+    expect(asAnn.status).toBe(200);
+    expect(asAnn.body.tasks.map((task: { taskId: string }) => task.taskId)).toEqual([annPublish, annCrawl]);
+    expect(asAnn.body.viewer).toEqual({ principal: 'sub:root', admin: true, actingAs: 'sub:ann' });
+    expect((await call(`/tasks/${annCrawl}?as=sub:ann`, 'token-root')).status).toBe(200);
+    expect((await call('/tasks?as=sub:ann', 'token-bob')).status).toBe(403);
+    expect((await call(`/tasks/${annCrawl}?as=sub:ann`, 'token-bob')).status).toBe(403);
+  });
+
+  it('refuses an answer that does not fit the question, naming the field, and keeps the question open', async () => {
+    const wrong = await call(`/tasks/${annPublish}/answer`, 'token-ann', {
+      method: 'POST',
+      body: JSON.stringify({ key: 'approval', content: { approve: 'yes' } }),
+    });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error).toContain('approve');
+    const notJson = await call(`/tasks/${annPublish}/answer`, 'token-ann', { method: 'POST', body: 'approve' });
+    expect(notJson).toMatchObject({ status: 400, body: { error: 'the body must be a JSON object' } });
+    const tooLarge = await call(`/tasks/${annPublish}/answer`, 'token-ann', {
+      method: 'POST',
+      body: JSON.stringify({ key: 'approval', content: { note: 'x'.repeat(70_000) } }),
+    });
+    expect(tooLarge.status).toBe(413);
+    const noKey = await call(`/tasks/${annPublish}/answer`, 'token-ann', {
+      method: 'POST',
+      body: JSON.stringify({ content: {} }),
+    });
+    expect(noKey.status).toBe(400);
+    expect((await ann.experimental.tasks.getTask(annPublish)).status).toBe('input_required');
+  });
+
+  it("answers the owner's question and shows the task's timeline and result", async () => {
+    const answered = await call(`/tasks/${annPublish}/answer`, 'token-ann', {
+      method: 'POST',
+      body: JSON.stringify({ key: 'approval', content: { approve: true, note: 'ok' } }),
+    });
+    expect(answered.status).toBe(200);
+    const done = await pollUntil(
+      () => call(`/tasks/${annPublish}`, 'token-ann'),
+      (reply) => reply.body.task.status === 'completed',
+    );
+    expect(done.body.task.result).toEqual({ text: 'published: ok', isError: false });
+    // In order (status messages in between, such as the reason an earlier answer was refused).
+    const kinds: string[] = done.body.task.timeline.map((entry: { kind: string }) => entry.kind);
+    const story = ['created', 'question', 'answer', 'result'].map((kind) => kinds.indexOf(kind));
+    expect(story).toEqual([...story].sort((a, b) => a - b));
+    expect(story[0]).toBe(0);
+    expect(story.at(-1)).toBe(kinds.length - 1);
+    expect(done.body.task.timeline.find((entry: { kind: string }) => entry.kind === 'question').text).toBe(
+      'approval: Publish the report?',
+    );
+    expect(done.body.task.ttlLeftMs).toBeGreaterThan(0);
+  });
+
+  it("cancels the owner's running task, once", async () => {
+    const cancelled = await call(`/tasks/${annCrawl}/cancel`, 'token-ann', { method: 'POST' });
+    expect(cancelled).toMatchObject({ status: 200, body: { task: { status: 'cancelled' } } });
+    expect((await call(`/tasks/${annCrawl}/cancel`, 'token-ann', { method: 'POST' })).status).toBe(409);
+    expect((await bob.experimental.tasks.getTask(bobCrawl)).status).toBe('working');
+  });
+
+  it('is off unless enabled', async () => {
+    const plain = await startServer({ manifest: opsManifest, instances: [new OpsTools()] });
+    try {
+      expect((await fetch(`${new URL(plain.url).origin}/dashboard`)).status).toBe(404);
+      expect((await fetch(`${new URL(plain.url).origin}/dashboard/api/tasks`)).status).toBe(404);
+    } finally {
+      await plain.close();
+    }
+  });
+});

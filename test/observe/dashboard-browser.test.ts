@@ -1,0 +1,148 @@
+/**
+ * The task dashboard in a real browser: Playwright (playwright-core) driving Debian's Chromium.
+ * The page shows the caller's running task and not another principal's, its progress moves
+ * without a reload, a question is answered through the form generated from its schema and the
+ * task completes, and a cancel works. A screenshot is kept in `.tmp/artifacts/`.
+ */
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
+import { OpsTools, opsManifest, tokenAuth } from './ops-app.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const artifacts = path.join(repoRoot, '.tmp', 'artifacts');
+
+/** Like the Redis tests: without Chromium this is skipped with a notice, and in CI it fails. */
+function describeWithChromium(name: string, body: () => void): void {
+  if (existsSync(CHROMIUM)) {
+    describe(name, body);
+    return;
+  }
+  if (process.env.CI) {
+    describe(name, () => {
+      it('needs Chromium', () => {
+        throw new Error(`No Chromium at ${CHROMIUM}, and CI is set: install it (apt-get install -y chromium)`);
+      });
+    });
+    return;
+  }
+  console.warn(`\n!! Skipping "${name}": no Chromium at ${CHROMIUM} (apt-get install -y chromium)\n`);
+  describe.skip(name, body);
+}
+
+async function startTask(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
+  const created = await client.request(
+    { method: 'tools/call', params: { name, arguments: args, task: {} } },
+    CreateTaskResultSchema,
+  );
+  return created.task.taskId;
+}
+
+describeWithChromium('the task dashboard in headless Chromium', () => {
+  let running: RunningServer;
+  let ann: Client;
+  let bob: Client;
+  let browser: Browser;
+  let page: Page;
+  let crawl: string;
+  let publish: string;
+  let bobsTask: string;
+
+  beforeAll(async () => {
+    running = await startServer({
+      manifest: opsManifest,
+      instances: [new OpsTools()],
+      http: { auth: tokenAuth({ 'token-ann': 'ann', 'token-bob': 'bob' }) },
+      dashboard: true,
+    });
+    ann = await connectV1(running.url, { token: 'token-ann' });
+    bob = await connectV1(running.url, { token: 'token-bob' });
+    bobsTask = await startTask(bob, 'crawl', { pages: 1000, pauseMs: 300 });
+    crawl = await startTask(ann, 'crawl', { pages: 1000, pauseMs: 300 });
+    publish = await startTask(ann, 'publish');
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.allSettled([ann?.close(), bob?.close()]);
+    await running?.close();
+  });
+
+  const row = (taskId: string) => page.locator(`tr[data-task-id="${taskId}"]`);
+
+  it("shows the caller's running task, and not another principal's", async () => {
+    await page.goto(`${new URL(running.url).origin}/dashboard#token=token-ann`);
+    await row(crawl).waitFor();
+    await expect.poll(() => row(crawl).locator('.status').textContent()).toBe('working');
+    expect(await row(bobsTask).count()).toBe(0);
+    expect(await page.locator('#who').textContent()).toBe('signed in as sub:ann');
+    // The token left the address bar (and so the history) at once.
+    expect(page.url()).not.toContain('token');
+  });
+
+  it('updates the progress without a reload', async () => {
+    await page.evaluate(() => {
+      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+    });
+    const message = () => row(crawl).locator('.progress .message').textContent();
+    await expect.poll(message, { timeout: 10_000 }).toMatch(/^page \d+ of 1000$/);
+    const first = await message();
+    await expect.poll(message, { timeout: 10_000 }).not.toBe(first);
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+  });
+
+  it('answers a question through the form made from its schema, and the task completes', async () => {
+    await row(publish).click();
+    const form = page.locator('form[data-question="approval"]');
+    await form.waitFor();
+    expect(await form.locator('strong').textContent()).toBe('Publish the report?');
+    await form.locator('input[name="approve"]').check();
+    await form.locator('input[name="note"]').fill('from the browser');
+    await mkdir(artifacts, { recursive: true });
+    await page.screenshot({ path: path.join(artifacts, 'dashboard.png') });
+    if (process.env.UPDATE_DOCS_SCREENSHOT) {
+      await copyFile(path.join(artifacts, 'dashboard.png'), path.join(repoRoot, 'docs', 'dashboard.png'));
+    }
+    await form.locator('button[type="submit"]').click();
+    await expect
+      .poll(() => page.locator('#detail .result').textContent(), { timeout: 10_000 })
+      .toBe('published: from the browser');
+    await expect.poll(() => row(publish).locator('.status').textContent()).toBe('completed');
+    expect((await ann.experimental.tasks.getTask(publish)).status).toBe('completed');
+  });
+
+  it('cancels a running task', async () => {
+    await row(crawl).click();
+    await page.locator('#cancel').click();
+    await expect.poll(() => row(crawl).locator('.status').textContent(), { timeout: 10_000 }).toBe('cancelled');
+    await pollUntil(
+      () => ann.experimental.tasks.getTask(crawl),
+      (task) => task.status === 'cancelled',
+    );
+    expect((await bob.experimental.tasks.getTask(bobsTask)).status).toBe('working');
+  });
+
+  it('filters by status', async () => {
+    await page.locator('#filter-status').selectOption('completed');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    expect(await row(publish).count()).toBe(1);
+  });
+});

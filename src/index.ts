@@ -65,6 +65,7 @@ export type {
   TaskManifest,
   TaskSupport,
   TaskToolDefinition,
+  UndefinedValueSchema,
 } from './tools/definition.js';
 export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
 export { JsonRpcError, ManifestError } from './tools/errors.js';

@@ -32,6 +32,7 @@ import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import type { Era } from './protocol-server.js';
 import { type RateLimits, rateKindOf } from './rate-limits.js';
+import { fillMissingTaskName } from './task-name-header.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 import type { WaiterRegistry } from './waiters.js';
 
@@ -54,6 +55,13 @@ export interface HttpFrontOptions {
   readonly auth?: HttpAuthOptions;
   /** Idle 2025-11-25 sessions are closed after this long (default 30 minutes). */
   readonly sessionIdleMs?: number;
+  /**
+   * Accept 2026-07-28 `tasks/get`, `tasks/update` and `tasks/cancel` without an `Mcp-Name`
+   * header, reading the task id from the body (default false: the spec makes the header a client
+   * MUST, and the conformance suite checks that a server refuses its absence). For clients that
+   * omit it, such as FastMCP's. A header that does not match the body is refused either way.
+   */
+  readonly allowMissingMcpName?: boolean;
 }
 
 export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => Server;
@@ -248,7 +256,8 @@ export class HttpFront {
       });
     }
     if (await isLegacyRequest(request, parsedBody)) return this.legacy(request, admission, parsedBody);
-    return this.modern.fetch(request, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
+    const modern = this.options.allowMissingMcpName ? fillMissingTaskName(request, parsedBody) : request;
+    return this.modern.fetch(modern, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
   }
 
   async close(): Promise<void> {

@@ -51,6 +51,7 @@ export { createPinoLogger, loggerFromPino } from './observe/log.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,
+  RedisClusterConnection,
   RedisConnection,
   TaskWorkerSettings,
 } from './runtime/bullmq/index.js';

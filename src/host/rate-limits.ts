@@ -4,7 +4,6 @@
  * Each kind is a steady rate plus a burst (`rate-limiter-flexible`'s bursty limiter: the
  * per-second budget, then a larger budget per ten seconds to absorb spikes).
  */
-import type { Redis } from 'ioredis';
 import {
   BurstyRateLimiter,
   type RateLimiterAbstract,
@@ -13,6 +12,7 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
+import type { RedisClient } from '../runtime/bullmq/index.js';
 import type { TaskServerLimits } from './limits.js';
 
 export type RateKind = 'create' | 'read';
@@ -36,7 +36,7 @@ export class RateLimits {
       TaskServerLimits,
       'createsPerSecond' | 'createBurst' | 'readsPerSecond' | 'readBurst'
     >,
-    private readonly store?: { readonly redis: Redis; readonly prefix: string },
+    private readonly store?: { readonly redis: RedisClient; readonly prefix: string },
   ) {
     const make = (kind: RateKind, points: number, duration: number, label: string): RateLimiterAbstract =>
       store

@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { AuthInfo, Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
-import type { Redis } from 'ioredis';
 import {
   DASHBOARD_PATH,
   type DashboardOptions,
@@ -25,7 +24,13 @@ import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
-import { closeClient, createRedisClient, DEFAULT_PREFIX, DEFAULT_QUEUE } from '../runtime/bullmq/index.js';
+import {
+  closeClient,
+  createRedisClient,
+  DEFAULT_PREFIX,
+  DEFAULT_QUEUE,
+  type RedisClient,
+} from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -362,7 +367,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 }
 
 /** The Redis connection the rate limits count in, under the app's key prefix. */
-function rateLimitStore(setup: RedisSetup, logger: Logger): { redis: Redis; prefix: string } {
+function rateLimitStore(setup: RedisSetup, logger: Logger): { redis: RedisClient; prefix: string } {
   return {
     redis: createRedisClient(setup.connection, 'request', logger, 'rate-limits'),
     prefix: `${setup.prefix ?? DEFAULT_PREFIX}::${setup.queue ?? DEFAULT_QUEUE}`,

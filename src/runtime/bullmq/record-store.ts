@@ -1,7 +1,8 @@
 /**
  * Task records in Redis: one hash per task (`record` JSON + `version`), expiring at
  * `createdAt + ttlMs` so retention is Redis expiry (no sweeper), and one sorted set per owner
- * for listing.
+ * for listing. A task's record and its entry in the owner's set live on the task's shard (see
+ * keys.ts), so every script below touches the keys of one shard, hence one cluster slot.
  *
  * Every write is a compare-and-set on `version`: the new record is computed in JS with
  * `applyChange` (the one state machine; terminal stays sticky), and a Lua script stores it only
@@ -9,12 +10,13 @@
  * scripts one at a time and delivers a connection's messages in publish order, so every
  * subscriber sees a task's versions in the order they were written.
  */
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { ListPage, ListPosition } from '../../engine/runtime.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../engine/task.js';
 import { applyChange, type TaskChange } from '../../engine/transitions.js';
-import type { RuntimeNames } from './keys.js';
+import type { RedisClient } from './connection.js';
+import type { RuntimeNames, ShardNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
 
 /**
@@ -112,7 +114,7 @@ export type ChangeDecision = TaskChange | ((current: TaskRecord) => TaskChange |
 
 export class RedisTaskStore {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly names: RuntimeNames,
     private readonly clock: () => number = Date.now,
   ) {}
@@ -124,8 +126,16 @@ export class RedisTaskStore {
   async insert(record: TaskRecord, provisionalTtlMs: number, maxLiveForOwner?: number): Promise<void> {
     const finalExpiry = expiresAt(record);
     const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
-    const keys = [this.names.record(record.taskId), this.names.live(record.owner)];
-    if (record.owner !== null) keys.push(this.names.owner(record.owner));
+    const shard = this.names.shardOf(record.taskId);
+    const keys = [shard.record(record.taskId), shard.live(record.owner)];
+    if (record.owner !== null) keys.push(shard.owner(record.owner));
+    // The script counts this shard atomically; with several shards, the others' counts are read
+    // just before (a race between shards can overshoot by the creates in flight, no more).
+    const room =
+      maxLiveForOwner === undefined ? undefined : maxLiveForOwner - (await this.liveElsewhere(record.owner, shard));
+    if (room !== undefined && room <= 0) {
+      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
+    }
     // The runtime sends the job right behind this, and the record must exist first: the script
     // is preloaded (see `preloadScripts`), so this runs first without a NOSCRIPT retry.
     const inserted = await INSERT.run(this.client, keys, [
@@ -135,12 +145,21 @@ export class RedisTaskStore {
       record.createdAt,
       record.taskId,
       this.names.eventsChannel,
-      maxLiveForOwner ?? '',
+      room ?? '',
     ]);
     if (inserted === -1) {
       throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
     }
     if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
+  }
+
+  /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
+  private async liveElsewhere(owner: string | null, here: ShardNames): Promise<number> {
+    const others = this.names.shards.filter((shard) => shard !== here);
+    if (others.length === 0) return 0;
+    const now = this.clock();
+    const counts = await Promise.all(others.map((shard) => this.client.zcount(shard.live(owner), now, '+inf')));
+    return counts.reduce((sum, count) => sum + count, 0);
   }
 
   /** Sets the record's real expiry, `createdAt + ttlMs`, once its job is enqueued. */
@@ -155,11 +174,9 @@ export class RedisTaskStore {
 
   /** Removes a record whose creation failed half-way. */
   async discard(record: TaskRecord): Promise<void> {
-    const pipeline = this.client
-      .multi()
-      .del(this.names.record(record.taskId))
-      .zrem(this.names.live(record.owner), record.taskId);
-    if (record.owner !== null) pipeline.zrem(this.names.owner(record.owner), record.taskId);
+    const shard = this.names.shardOf(record.taskId);
+    const pipeline = this.client.multi().del(shard.record(record.taskId)).zrem(shard.live(record.owner), record.taskId);
+    if (record.owner !== null) pipeline.zrem(shard.owner(record.owner), record.taskId);
     await pipeline.exec();
   }
 
@@ -228,8 +245,9 @@ export class RedisTaskStore {
         ends ? taskId : '',
       ];
       if (notify) args.push(notify.channel, notify.message);
-      const keys = [this.names.record(taskId), this.names.live(next.owner)];
-      if (retention !== '' && next.owner !== null) keys.push(this.names.owner(next.owner));
+      const shard = this.names.shardOf(taskId);
+      const keys = [shard.record(taskId), shard.live(next.owner)];
+      if (retention !== '' && next.owner !== null) keys.push(shard.owner(next.owner));
       const written = await COMPARE_AND_SET.run(this.client, keys, args);
       // The script increments the version by one on every write.
       if (written === 1) return { record: next, version: String(Number(current.version) + 1), changed: true };
@@ -239,12 +257,29 @@ export class RedisTaskStore {
   }
 
   /**
-   * One page of `owner`'s tasks ordered by (createdAt, taskId). Redis orders equal scores by
-   * member bytes, which is the same order as comparing base64url ids as strings. Members whose
-   * record expired are removed as they are met, so the set does not grow with dead ids.
+   * One page of `owner`'s tasks ordered by (createdAt, taskId), across every shard: each shard
+   * gives its first `limit` after the position (in parallel), and the merge keeps the first
+   * `limit` of all. The page is complete because no shard can hold one of the first `limit`
+   * overall beyond its own first `limit`.
    */
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
-    const key = this.names.owner(owner);
+    const shards = this.names.shards;
+    if (shards.length === 1) return this.listShard(shards[0] as ShardNames, owner, limit, after);
+    const pages = await Promise.all(shards.map((shard) => this.listShard(shard, owner, limit, after)));
+    const merged = pages.flatMap((page) => page.records).sort(compareListOrder);
+    const records = merged.slice(0, limit);
+    const more = merged.length > limit || pages.some((page) => page.next !== undefined);
+    const last = records.at(-1);
+    return more && last ? { records, next: { createdAt: last.createdAt, taskId: last.taskId } } : { records };
+  }
+
+  /**
+   * One shard's page. Redis orders equal scores by member bytes, which is the same order as
+   * comparing base64url ids as strings. Members whose record expired are removed as they are
+   * met, so the set does not grow with dead ids.
+   */
+  private async listShard(shard: ShardNames, owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
+    const key = shard.owner(owner);
     const records: TaskRecord[] = [];
     const batch = Math.max(limit + 1, 16);
     let offset = 0;
@@ -270,7 +305,7 @@ export class RedisTaskStore {
         ids.push(taskId);
       }
       const pipeline = this.client.pipeline();
-      for (const taskId of ids) pipeline.hget(this.names.record(taskId), 'record');
+      for (const taskId of ids) pipeline.hget(shard.record(taskId), 'record');
       const replies = (await pipeline.exec()) ?? [];
       const expired: string[] = [];
       for (const [index, [error, json]] of replies.entries()) {
@@ -297,6 +332,12 @@ export class RedisTaskStore {
   }
 }
 
+/** The listing order: createdAt, then task id as a string (Redis's order for equal scores). */
+function compareListOrder(a: TaskRecord, b: TaskRecord): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
+  return a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0;
+}
+
 function expiryArgument(expiry: number): string | number {
   return Number.isFinite(expiry) ? Math.floor(expiry) : '';
 }
@@ -305,6 +346,10 @@ function expiryArgument(expiry: number): string | number {
  * Loads the record scripts into Redis's script cache, so that a create's insert never needs
  * the NOSCRIPT retry that would let the job it sends right behind overtake it.
  */
-export async function preloadScripts(client: Redis): Promise<void> {
-  await Promise.all([INSERT.load(client), FINALIZE_EXPIRY.load(client), COMPARE_AND_SET.load(client)]);
+export async function preloadScripts(client: RedisClient): Promise<void> {
+  // A cluster keeps a script cache per node: every master that may hold a shard needs them.
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  await Promise.all(
+    nodes.flatMap((node) => [INSERT.load(node), FINALIZE_EXPIRY.load(node), COMPARE_AND_SET.load(node)]),
+  );
 }

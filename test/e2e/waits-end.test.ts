@@ -123,7 +123,11 @@ describeExpiry(
 describe('waiters die with their request', () => {
   let running: RunningServer;
   beforeAll(async () => {
-    running = await startServer(app);
+    // Room for a batch of 200 waits at once from one caller, and for 2,000 reads in seconds.
+    running = await startServer({
+      ...app,
+      limits: { maxBlockingResultsPerPrincipal: 250, readsPerSecond: 10_000, readBurst: 10_000 },
+    });
   });
   afterAll(() => running?.close());
 

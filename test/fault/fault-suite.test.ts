@@ -66,7 +66,13 @@ describeWithRedis('fault suite: worker SIGKILLs and a 5 s Redis cut under 500 ta
   beforeAll(async () => {
     proxy = await startTcpProxy(redisAddress(REDIS_URL));
     // The server runs no tasks and lives in this process, so its waiter counts can be read.
-    running = await startServer({ ...app, redis: { connection: proxy.url, prefix }, workers: 0 });
+    running = await startServer({
+      ...app,
+      redis: { connection: proxy.url, prefix },
+      workers: 0,
+      // 500 creates in seconds from one caller: the per-caller rate limits are not under test here.
+      limits: { createsPerSecond: 10_000, createBurst: 10_000, readsPerSecond: 10_000, readBurst: 10_000 },
+    });
     await Promise.all(Array.from({ length: WORKER_PROCESSES }, () => startWorker()));
   }, 120_000);
 

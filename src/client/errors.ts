@@ -16,6 +16,10 @@ export const TaskClientErrorCode = {
   NoSuchQuestion: 'no_such_question',
   /** The connection closed before the answer came. */
   Closed: 'connection_closed',
+  /** Typed client: the tool ended with an error result (`isError`). */
+  ToolError: 'tool_error',
+  /** Typed client: the result does not fit the method's declared return type. */
+  InvalidResult: 'invalid_result',
 } as const;
 
 export type TaskClientErrorCode = (typeof TaskClientErrorCode)[keyof typeof TaskClientErrorCode];

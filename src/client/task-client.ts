@@ -287,9 +287,9 @@ class Connected implements TaskClient {
   }
 
   private route(method: string, params: Record<string, unknown>): void {
-    if (method === 'notifications/tasks/status' || method === 'notifications/tasks') {
-      if (typeof params.taskId === 'string') this.handles.get(params.taskId)?.notified();
-    } else if (method === 'notifications/progress') {
+    const update = this.wire.pushed(method, params);
+    if (update) this.handles.get(update.task.taskId)?.notified(update);
+    else if (method === 'notifications/progress') {
       const handle = this.progressTokens.get(String(params.progressToken));
       if (handle && typeof params.progress === 'number')
         handle.progressed(

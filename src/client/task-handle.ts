@@ -153,8 +153,9 @@ export class TaskHandle {
     });
   }
 
-  /** Called by the client when a status notification names this task. */
-  notified(): void {
+  /** Called by the client when the server pushes this task's status. */
+  notified(update: { task: TaskSnapshot; outcome?: TaskOutcome }): void {
+    this.absorb(update.task, update.outcome);
     this.wake();
   }
 
@@ -266,8 +267,15 @@ export class TaskHandle {
   }
 
   private absorb(task: TaskSnapshot, outcome?: TaskOutcome): void {
-    if (outcome) this.outcome = outcome;
+    if (outcome) this.outcome ??= outcome;
     const previous = this.snapshot;
+    // Pushes and polls cross on the wire: never step back to an older state.
+    if (
+      previous &&
+      ((TERMINAL_STATUSES.has(previous.status) && !TERMINAL_STATUSES.has(task.status)) ||
+        task.lastUpdatedAt < previous.lastUpdatedAt)
+    )
+      return;
     this.snapshot = task;
     for (const key of this.open2025.keys()) if (TERMINAL_STATUSES.has(task.status)) this.open2025.delete(key);
     this.emitChanges(previous, task);

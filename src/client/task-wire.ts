@@ -43,6 +43,8 @@ export interface TaskWire {
   result?(taskId: string): Promise<CallToolResult>;
   /** 2025-11-25: `tasks/list`. */
   list?(cursor?: string): Promise<{ tasks: TaskSnapshot[]; nextCursor?: string }>;
+  /** Reads a pushed status (`notifications/tasks/status` or `notifications/tasks`). */
+  pushed(method: string, params: Json): { task: TaskSnapshot; outcome?: TaskOutcome } | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -75,6 +77,11 @@ export class Wire2025 implements TaskWire {
     const { [RELATED_TASK_META_KEY]: _related, ...meta } = (result._meta ?? {}) as Json;
     const { _meta, ...rest } = result;
     return (Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest) as CallToolResult;
+  }
+
+  pushed(method: string, params: Json) {
+    if (method !== 'notifications/tasks/status' || !isTask(params)) return undefined;
+    return { task: snapshot2025(params) };
   }
 
   async list(cursor?: string) {
@@ -133,18 +140,13 @@ export class Wire2026 implements TaskWire {
     throw new Error(`${name}: the server kept asking questions on the call (8 rounds)`);
   }
 
+  pushed(method: string, params: Json) {
+    if (method !== 'notifications/tasks' || !isTask(params)) return undefined;
+    return detailed(params);
+  }
+
   async get(taskId: string) {
-    const reply = await this.request('tasks/get', { taskId });
-    const task = snapshot2026(reply);
-    if (isObject(reply.error)) {
-      const error = reply.error as { code: number; message: string; data?: unknown };
-      return { task, outcome: { kind: 'error' as const, code: error.code, message: error.message, data: error.data } };
-    }
-    if (isObject(reply.result)) {
-      const { resultType: _type, ...result } = reply.result;
-      return { task, outcome: { kind: 'result' as const, result: result as CallToolResult } };
-    }
-    return { task };
+    return detailed(await this.request('tasks/get', { taskId }));
   }
 
   async cancel(taskId: string): Promise<void> {
@@ -160,6 +162,24 @@ export class Wire2026 implements TaskWire {
   listen(taskId: string): Promise<Json> {
     return this.request('subscriptions/listen', { notifications: { taskIds: [taskId] } });
   }
+}
+
+/** A 2026-07-28 DetailedTask (`tasks/get`, `notifications/tasks`), with its inlined outcome. */
+function detailed(reply: Json): { task: TaskSnapshot; outcome?: TaskOutcome } {
+  const task = snapshot2026(reply);
+  if (isObject(reply.error)) {
+    const error = reply.error as { code: number; message: string; data?: unknown };
+    return { task, outcome: { kind: 'error' as const, code: error.code, message: error.message, data: error.data } };
+  }
+  if (isObject(reply.result)) {
+    const { resultType: _type, ...result } = reply.result;
+    return { task, outcome: { kind: 'result' as const, result: result as CallToolResult } };
+  }
+  return { task };
+}
+
+function isTask(params: Json): boolean {
+  return typeof params.taskId === 'string' && typeof params.status === 'string';
 }
 
 export function toElicitResult(answer: QuestionAnswer): Json {

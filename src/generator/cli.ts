@@ -22,6 +22,7 @@ Options:
   -p, --project <path>  tsconfig.json of the project (default: ${DEFAULT_TSCONFIG})
   -o, --out <path>      module to generate (default: ${DEFAULT_OUT})
       --include <glob>  scan only the tsconfig's files matching the glob (repeatable; default: all)
+      --client <path>   also write a typed client for the tools (imports only mcp-task-server/client)
   -c, --config <path>   settings file (default: mcp-taskgen.config.json, then package.json)
       --check           write nothing; exit 1 if a generated file is missing, stale or extra
   -w, --watch           regenerate whenever a source file changes, until Ctrl-C
@@ -39,6 +40,7 @@ export interface CliIo {
 interface CliOptions {
   readonly project?: string;
   readonly out?: string;
+  readonly client?: string;
   readonly include: readonly string[];
   readonly config?: string;
   readonly check: boolean;
@@ -74,7 +76,14 @@ export function runCli(argv: readonly string[], io: CliIo): number | Promise<num
   }
   if (parsed.watch) return runWatch(io, tsconfig, out, include);
 
-  const result = generate({ tsconfig, out, cwd: io.cwd, ...(include ? { include } : {}) });
+  const client = parsed.client !== undefined ? path.resolve(io.cwd, parsed.client) : undefined;
+  const result = generate({
+    tsconfig,
+    out,
+    cwd: io.cwd,
+    ...(include ? { include } : {}),
+    ...(client ? { client } : {}),
+  });
   if (result.diagnostics.length > 0) io.stderr(formatDiagnostics(result.diagnostics, { cwd: io.cwd }));
   if (hasErrors(result.diagnostics)) return 1;
   const toolCount = `${result.ir.tools.length} ${result.ir.tools.length === 1 ? 'tool' : 'tools'}`;
@@ -139,6 +148,7 @@ function runWatch(io: CliIo, tsconfig: string, out: string, include: readonly st
 function parseArguments(argv: readonly string[]): CliOptions | string {
   let project: string | undefined;
   let out: string | undefined;
+  let client: string | undefined;
   let config: string | undefined;
   const include: string[] = [];
   let check = false;
@@ -167,6 +177,10 @@ function parseArguments(argv: readonly string[]): CliOptions | string {
       case '--out':
         out = takeValue();
         if (!out) return `${flag} needs a path`;
+        break;
+      case '--client':
+        client = takeValue();
+        if (!client) return `${flag} needs a path`;
         break;
       case '-c':
       case '--config':
@@ -198,6 +212,7 @@ function parseArguments(argv: readonly string[]): CliOptions | string {
   return {
     ...(project !== undefined ? { project } : {}),
     ...(out !== undefined ? { out } : {}),
+    ...(client !== undefined ? { client } : {}),
     ...(config !== undefined ? { config } : {}),
     include,
     check,

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { globMatcher } from './config.js';
 import { type Diagnostic, hasErrors } from './diagnostics.js';
+import { emitClientModule } from './emit/client.js';
 import { emitTaskModule } from './emit/module.js';
 import type { FileMap } from './files.js';
 import type { ManifestIR } from './ir.js';
@@ -17,6 +18,7 @@ export type { LoadedConfig, TaskgenConfig } from './config.js';
 export { globMatcher, loadConfig } from './config.js';
 export type { Diagnostic, DiagnosticCode, Severity, SourceLocation } from './diagnostics.js';
 export { hasErrors } from './diagnostics.js';
+export { emitClientModule } from './emit/client.js';
 export { emitTaskModule, relativeImport } from './emit/module.js';
 export { emitTypeCheckModule } from './emit/type-check.js';
 export type { CheckResult, CheckStatus, FileMap, WriteResult, WriteStatus } from './files.js';
@@ -40,6 +42,8 @@ export interface GenerateOptions {
   readonly include?: readonly string[];
   /** Base for relative `tsconfig`, `out` and `include`. Default: `process.cwd()`. */
   readonly cwd?: string;
+  /** Also write a typed client module for these tools here (`emit/client.ts`). */
+  readonly client?: string;
 }
 
 export interface GenerateResult {
@@ -54,10 +58,18 @@ export function generate(options: GenerateOptions = {}): GenerateResult {
   const tsconfig = path.resolve(cwd, options.tsconfig ?? DEFAULT_TSCONFIG);
   const out = path.resolve(cwd, options.out ?? DEFAULT_OUT);
   const include = options.include && globMatcher(options.include.map((glob) => path.resolve(cwd, glob)));
-  const { ir, diagnostics } = readProject({ tsconfig, exclude: [out], ...(include ? { include } : {}) });
+  const client = options.client !== undefined ? path.resolve(cwd, options.client) : undefined;
+  const { ir, diagnostics } = readProject({
+    tsconfig,
+    exclude: client ? [out, client] : [out],
+    ...(include ? { include } : {}),
+  });
   if (hasErrors(diagnostics)) return { files: new Map(), diagnostics, ir };
   return {
-    files: new Map([[out, emitTaskModule(ir, { projectDir: path.dirname(tsconfig), outFile: out })]]),
+    files: new Map([
+      [out, emitTaskModule(ir, { projectDir: path.dirname(tsconfig), outFile: out })],
+      ...(client ? [[client, emitClientModule(ir)] as const] : []),
+    ]),
     diagnostics,
     ir,
   };

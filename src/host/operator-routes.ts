@@ -85,13 +85,27 @@ function bearerMatches(request: Request, token: string): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/** `ok`, or the reason `check` rejected. */
+/** How long one readiness check may take: under the whole route's deadline, so its name shows. */
+const ONE_CHECK_TIMEOUT_MS = 750;
+
+/** `ok`, or the reason `check` rejected or that it did not answer in time. */
 export async function checkOf(check: () => Promise<unknown>): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await check();
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${ONE_CHECK_TIMEOUT_MS} ms`)),
+          ONE_CHECK_TIMEOUT_MS,
+        );
+      }),
+    ]);
     return 'ok';
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -20,6 +20,11 @@ export interface RedisSetup {
   readonly prefix?: string;
   /** Queue name (default `tasks`). */
   readonly queue?: string;
+  /**
+   * Queues the tasks are spread over, each in its own Redis Cluster slot (default 1); the same
+   * in every server and worker process of the app.
+   */
+  readonly shards?: number;
   /** Attempts after infrastructure failures, such as a worker lost mid-job. */
   readonly retry?: JobRetryOptions;
   /** Lock, stall and shutdown timings of the workers in this process. */
@@ -29,8 +34,8 @@ export interface RedisSetup {
 export interface RuntimeChoice {
   readonly redis?: RedisConnection | RedisSetup;
   /**
-   * Tasks this process runs at once. With Redis, `0` leaves all work to worker processes
-   * (default 8); in-process, the default is unlimited.
+   * Tasks this process runs at once (default 8); the rest wait, `working` with the message
+   * `queued`. With Redis, `0` leaves all work to worker processes.
    */
   readonly workers?: number;
 }
@@ -46,6 +51,7 @@ export function chooseRuntime(
   executor: TaskExecutor,
   logger: Logger,
   observer?: TaskObserver,
+  clock?: () => number,
 ): TaskRuntime {
   if (choice.workers !== undefined && (!Number.isInteger(choice.workers) || choice.workers < 0)) {
     throw new RangeError(`workers must be a whole number of 0 or more, got ${choice.workers}`);
@@ -56,8 +62,9 @@ export function chooseRuntime(
     }
     return new MemoryTaskRuntime({
       executor,
-      ...(choice.workers !== undefined && { concurrency: choice.workers }),
+      concurrency: choice.workers ?? DEFAULT_WORKER_CONCURRENCY,
       ...(observer && { observer }),
+      ...(clock && { clock }),
     });
   }
   const setup = redisSetup(choice.redis);
@@ -66,6 +73,7 @@ export function chooseRuntime(
     connection: setup.connection,
     ...(setup.prefix !== undefined && { prefix: setup.prefix }),
     ...(setup.queue !== undefined && { queue: setup.queue }),
+    ...(setup.shards !== undefined && { shards: setup.shards }),
     ...(setup.retry && { retry: setup.retry }),
     ...(concurrency > 0 && { worker: { ...setup.worker, executor, concurrency, logger } }),
     logger,
@@ -75,7 +83,7 @@ export function chooseRuntime(
 /** What the start-up log says about durability, so nobody mistakes the embedded runtime for a durable one. */
 export function describeRuntime(runtime: TaskRuntime, workers: number | undefined): string {
   if (runtime.kind === 'memory') {
-    return 'task runtime: in-process (tasks are lost when this process stops; set REDIS_URL for durable tasks)';
+    return `task runtime: in-process, ${workers ?? DEFAULT_WORKER_CONCURRENCY} tasks at once (tasks are lost when this process stops; set REDIS_URL for durable tasks)`;
   }
   const work =
     workers === 0

@@ -3,7 +3,7 @@
  * asks) and with piped output (plain lines, `--json`, exit codes 0/1/2/3/130), against our
  * fixture server in both dialects, over stdio, and against a bare v1 SDK task server.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runTaskCli } from '../../cli/task/program.js';
 import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
 import { type BareServer, startBareV1Server } from '../client/bare-v1-task-server.js';
@@ -24,6 +24,9 @@ async function runHere(args: readonly string[]) {
   });
   return { code, stdout, stderr };
 }
+
+// Each test starts one to three processes of its own; on a loaded machine that takes a while.
+vi.setConfig({ testTimeout: 90_000 });
 
 let fixture: RunningServer;
 let bare: BareServer;

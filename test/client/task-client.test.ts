@@ -4,7 +4,7 @@
  * API. One task handle for both dialects: events, questions, cancel, resume by id, expiry.
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
 import {
   connectTaskClient,
@@ -18,6 +18,9 @@ import {
 import { pollUntil, type RunningServer, startServer } from '../e2e/support.js';
 import { type BareServer, startBareV1Server } from './bare-v1-task-server.js';
 
+// Some tests start a server process or a compiler; on a loaded machine that takes a while.
+vi.setConfig({ testTimeout: 60_000 });
+
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 let fixture: RunningServer;
 let shortLived: RunningServer;
@@ -26,7 +29,11 @@ let bare: BareServer;
 beforeAll(async () => {
   [fixture, shortLived, bare] = await Promise.all([
     startServer({ manifest: fixtureApp.manifest, instances: fixtureApp.instances }),
-    startServer({ manifest: fixtureApp.manifest, instances: fixtureApp.instances, policy: { maxTtlMs: 400 } }),
+    startServer({
+      manifest: fixtureApp.manifest,
+      instances: fixtureApp.instances,
+      policy: { maxTtlMs: 400, minTtlMs: 100 },
+    }),
     startBareV1Server(),
   ]);
 });

@@ -47,6 +47,7 @@ export { createPinoLogger, loggerFromPino } from './observe/log.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,
+  RedisClusterConnection,
   RedisConnection,
   TaskWorkerSettings,
 } from './runtime/bullmq/index.js';
@@ -61,6 +62,7 @@ export type {
   TaskManifest,
   TaskSupport,
   TaskToolDefinition,
+  UndefinedValueSchema,
 } from './tools/definition.js';
 export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
 export { JsonRpcError, ManifestError } from './tools/errors.js';

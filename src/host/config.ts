@@ -4,7 +4,7 @@
  * what it holds and what it accepts; `runTaskServer` and `runTaskWorkers` print that line and
  * exit with status 2 instead of crashing later with a stack trace from deep inside a library.
  */
-import type { TaskWorkerSettings } from '../runtime/bullmq/index.js';
+import { MAX_SHARDS, parseClusterNodes, type TaskWorkerSettings } from '../runtime/bullmq/index.js';
 import type { RedisSetup } from './runtime-choice.js';
 
 export class ConfigError extends Error {
@@ -25,7 +25,10 @@ export type WorkerTimings = Pick<
 >;
 
 export interface ProcessConfig {
-  /** From `REDIS_URL` and `REDIS_PREFIX`, with the worker timings; absent without `REDIS_URL`. */
+  /**
+   * From `REDIS_URL` or `REDIS_CLUSTER_NODES`, `REDIS_PREFIX` and `TASK_SHARDS`, with the worker
+   * timings and `TASK_WORKER_SHARDS`; absent without either of the first two.
+   */
   readonly redis?: RedisSetup;
   /** `WORKERS`: tasks this process runs at once. */
   readonly workers?: number;
@@ -41,7 +44,10 @@ export interface ProcessConfig {
 /** The variables, for the README and for error messages: name → what it accepts. */
 export const CONFIG_VARIABLES = {
   REDIS_URL: 'a redis:// or rediss:// URL, such as redis://127.0.0.1:6379',
-  REDIS_PREFIX: 'a key prefix of 1 to 100 characters without spaces',
+  REDIS_CLUSTER_NODES: 'host:port of Redis Cluster nodes separated by commas (and REDIS_URL unset)',
+  REDIS_PREFIX: 'a key prefix of 1 to 100 characters without spaces or braces',
+  TASK_SHARDS: `a whole number from 1 to ${MAX_SHARDS}, the same in every process`,
+  TASK_WORKER_SHARDS: 'shard numbers separated by commas, each below TASK_SHARDS, such as 0,2',
   WORKERS: 'a whole number of 0 or more (0: this server runs no tasks)',
   PORT: 'a whole number from 0 to 65535',
   HOST: 'a host name or IP address',
@@ -82,8 +88,29 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
   }
   const url = value('REDIS_URL');
   if (url !== undefined && !isRedisUrl(url)) throw new ConfigError('REDIS_URL', url, CONFIG_VARIABLES.REDIS_URL);
+  const clusterNodes = value('REDIS_CLUSTER_NODES');
+  let cluster: ReturnType<typeof parseClusterNodes> | undefined;
+  if (clusterNodes !== undefined) {
+    if (url !== undefined) {
+      throw new ConfigError('REDIS_CLUSTER_NODES', clusterNodes, CONFIG_VARIABLES.REDIS_CLUSTER_NODES);
+    }
+    try {
+      cluster = parseClusterNodes(clusterNodes);
+    } catch {
+      throw new ConfigError('REDIS_CLUSTER_NODES', clusterNodes, CONFIG_VARIABLES.REDIS_CLUSTER_NODES);
+    }
+  }
+  const shards = whole('TASK_SHARDS', 1, MAX_SHARDS);
+  const workerShards = value('TASK_WORKER_SHARDS');
+  let consumeShards: number[] | undefined;
+  if (workerShards !== undefined) {
+    consumeShards = workerShards.split(',').map((entry) => (/^\d+$/.test(entry.trim()) ? Number(entry) : -1));
+    if (consumeShards.some((index) => index < 0 || index >= (shards ?? 1))) {
+      throw new ConfigError('TASK_WORKER_SHARDS', workerShards, CONFIG_VARIABLES.TASK_WORKER_SHARDS);
+    }
+  }
   const prefix = value('REDIS_PREFIX');
-  if (prefix !== undefined && (prefix.length > 100 || /\s/.test(prefix))) {
+  if (prefix !== undefined && (prefix.length > 100 || /[\s{}]/.test(prefix))) {
     throw new ConfigError('REDIS_PREFIX', prefix, CONFIG_VARIABLES.REDIS_PREFIX);
   }
   const host = value('HOST');
@@ -119,12 +146,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     ...(maxStalledCount !== undefined && { maxStalledCount }),
     ...(shutdownGraceMs !== undefined && { shutdownGraceMs }),
   };
+  const connection = cluster ?? url;
+  const worker = { ...workerTimings, ...(consumeShards && { consumeShards }) };
   return {
-    ...(url !== undefined && {
+    ...(connection !== undefined && {
       redis: {
-        connection: url,
+        connection,
         ...(prefix !== undefined && { prefix }),
-        ...(Object.keys(workerTimings).length > 0 && { worker: workerTimings }),
+        ...(shards !== undefined && { shards }),
+        ...(Object.keys(worker).length > 0 && { worker }),
       },
     }),
     ...(workers !== undefined && { workers }),

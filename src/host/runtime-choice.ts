@@ -20,6 +20,11 @@ export interface RedisSetup {
   readonly prefix?: string;
   /** Queue name (default `tasks`). */
   readonly queue?: string;
+  /**
+   * Queues the tasks are spread over, each in its own Redis Cluster slot (default 1); the same
+   * in every server and worker process of the app.
+   */
+  readonly shards?: number;
   /** Attempts after infrastructure failures, such as a worker lost mid-job. */
   readonly retry?: JobRetryOptions;
   /** Lock, stall and shutdown timings of the workers in this process. */
@@ -68,6 +73,7 @@ export function chooseRuntime(
     connection: setup.connection,
     ...(setup.prefix !== undefined && { prefix: setup.prefix }),
     ...(setup.queue !== undefined && { queue: setup.queue }),
+    ...(setup.shards !== undefined && { shards: setup.shards }),
     ...(setup.retry && { retry: setup.retry }),
     ...(concurrency > 0 && { worker: { ...setup.worker, executor, concurrency, logger } }),
     logger,

@@ -43,6 +43,7 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
     connection: setup.connection,
     ...(setup.prefix !== undefined && { prefix: setup.prefix }),
     ...(setup.queue !== undefined && { queue: setup.queue }),
+    ...(setup.shards !== undefined && { shards: setup.shards }),
     concurrency,
     logger,
   });
@@ -71,7 +72,9 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
   const config = readConfigOrExit();
   const redis = options.redis ?? config.redis;
   if (!redis) {
-    process.stderr.write(`error: worker processes need Redis: set REDIS_URL to ${CONFIG_VARIABLES.REDIS_URL}\n`);
+    process.stderr.write(
+      `error: worker processes need Redis: set REDIS_URL to ${CONFIG_VARIABLES.REDIS_URL}, or REDIS_CLUSTER_NODES\n`,
+    );
     process.exit(2);
   }
   if (options.concurrency === undefined && config.workers === 0) {

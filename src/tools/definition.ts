@@ -103,8 +103,14 @@ export function defineTaskTool<Target, Args>(tool: TaskToolDefinition<Target, Ar
  * wraps such properties in it; `.optional()` alone would make the key optional and the method's
  * parameter type would no longer accept the parsed arguments.
  */
-export function undefinedValue<T extends z.ZodType>(
-  schema: T,
-): z.ZodType<z.output<T> | undefined, z.input<T> | undefined> {
-  return schema.optional() as z.ZodType<z.output<T> | undefined, z.input<T> | undefined>;
+export function undefinedValue<T extends z.ZodType>(schema: T): UndefinedValueSchema<T> {
+  return schema.optional() as unknown as UndefinedValueSchema<T>;
 }
+
+/**
+ * What `undefinedValue` returns. An interface rather than a type alias, so that TypeScript
+ * resolves it lazily: inside a recursive schema's getter an alias would need the schema's own
+ * type before it is known (TS7023).
+ */
+export interface UndefinedValueSchema<T extends z.ZodType>
+  extends z.ZodType<z.output<T> | undefined, z.input<T> | undefined> {}

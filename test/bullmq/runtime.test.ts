@@ -80,16 +80,16 @@ describeWithRedis('bullmq runtime storage', () => {
       expect(await redis.pexpiretime(names.record(shortLived.taskId))).toBe(shortLived.createdAt + 300);
       expect(await redis.pexpiretime(names.record(kept.taskId))).toBe(kept.createdAt + 60_000);
       // The owner index lives as long as its longest-lived task.
-      expect(await redis.pexpiretime(names.owner('alice'))).toBe(kept.createdAt + 60_000);
+      expect(await redis.pexpiretime(names.shards[0]!.owner('alice'))).toBe(kept.createdAt + 60_000);
       expect(await redis.pttl(names.record(forever.taskId))).toBe(-1);
-      expect(await redis.pttl(names.owner('bob'))).toBe(-1);
+      expect(await redis.pttl(names.shards[0]!.owner('bob'))).toBe(-1);
     });
 
     await sleep(shortLived.createdAt + 300 - Date.now() + 50);
     expect(await runtime.get(shortLived.taskId)).toBeUndefined();
     expect((await runtime.list('alice', 10)).records.map((r) => r.taskId)).toEqual([kept.taskId]);
     await withRedis(async (redis) => {
-      expect(await redis.zrange(names.owner('alice'), '0', '-1')).toEqual([kept.taskId]);
+      expect(await redis.zrange(names.shards[0]!.owner('alice'), '0', '-1')).toEqual([kept.taskId]);
     });
   });
 
@@ -111,7 +111,7 @@ describeWithRedis('bullmq runtime storage', () => {
   it('removes a waiting job on cancel, so no worker ever runs it', async () => {
     const runtime = startRuntime();
     const task = await runtime.create(newRecord({}));
-    const queue = new Queue(runtime.names.queue, { connection: { url: REDIS_URL }, prefix });
+    const queue = new Queue(runtime.names.shards[0]!.queue, { connection: { url: REDIS_URL }, prefix });
     closers.push(() => queue.close());
     expect(await queue.getJobState(task.taskId)).toBe('waiting');
 
@@ -126,7 +126,7 @@ describeWithRedis('bullmq runtime storage', () => {
 
   it('skips a job whose record is missing (its creation died half-way, or it expired in the queue)', async () => {
     const runtime = startRuntime();
-    const queue = new Queue(runtime.names.queue, { connection: { url: REDIS_URL }, prefix });
+    const queue = new Queue(runtime.names.shards[0]!.queue, { connection: { url: REDIS_URL }, prefix });
     closers.push(() => queue.close());
     await queue.add('t', { tool: 't' }, { jobId: 'orphan-job' });
     const executor = new CountingExecutor();
@@ -160,14 +160,14 @@ describeWithRedis('bullmq runtime storage', () => {
     const runtime = startRuntime();
     // A real Redis failure: BullMQ's add script appends to the queue's event stream, and a
     // string under that key makes it fail with WRONGTYPE after our record was written.
-    await withRedis((redis) => redis.set(`${prefix}:${runtime.names.queue}:events`, 'not a stream'));
+    await withRedis((redis) => redis.set(`${prefix}:${runtime.names.shards[0]!.queue}:events`, 'not a stream'));
     const record = newRecord({});
     await expect(runtime.create(record)).rejects.toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
     await expect
       .poll(() => withRedis((redis) => redis.exists(runtime.names.record(record.taskId))), { timeout: 2000 })
       .toBe(0);
     await withRedis(async (redis) => {
-      expect(await redis.zscore(runtime.names.owner('alice'), record.taskId)).toBeNull();
+      expect(await redis.zscore(runtime.names.shards[0]!.owner('alice'), record.taskId)).toBeNull();
     });
     expect(await runtime.get(record.taskId)).toBeUndefined();
   });

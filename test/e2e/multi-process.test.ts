@@ -1,8 +1,9 @@
 /**
  * The conformance fixture on the BullMQ runtime as it is deployed: two server processes that
- * run no tasks (WORKERS=0) and two worker processes, sharing one Redis. A task created through
- * one server is polled, cancelled and collected through the other, in both dialects, and
- * survives a server restart.
+ * run no tasks (WORKERS=0) and two worker processes, sharing one Redis, and again on a local
+ * three-master Redis Cluster with three shards (`REDIS_CLUSTER_NODES`, `TASK_SHARDS`). A task
+ * created through one server is polled, cancelled and collected through the other, in both
+ * dialects, and survives a server restart.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -12,32 +13,65 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
+import { describeWithClusterBinaries, type LocalCluster, startLocalCluster } from '../cluster/local-cluster.js';
 import { type AppProcess, startAppProcess } from './processes.js';
 import { connectV1, listenForTasks, pollUntil, rpc2026 } from './support.js';
 
+/** Four processes compile the sources as they start: slow on a busy two-core machine. */
+const START_MS = 60_000;
+
+/** Where the processes find Redis (their environment), and how to clean up after them. */
+interface Deployment {
+  readonly env: Record<string, string>;
+  dispose(): Promise<void>;
+}
+
 describeWithRedis('servers and workers in separate processes', () => {
-  const prefix = randomPrefix();
-  const env = { REDIS_URL, REDIS_PREFIX: prefix };
+  describeMultiProcess(async () => {
+    const prefix = randomPrefix();
+    return { env: { REDIS_URL, REDIS_PREFIX: prefix }, dispose: () => deleteKeysUnder(prefix) };
+  });
+});
+
+describeWithClusterBinaries('servers and workers in separate processes on Redis Cluster, 3 shards', () => {
+  describeMultiProcess(async () => {
+    const cluster: LocalCluster = await startLocalCluster(3);
+    // REDIS_URL emptied: the processes inherit this environment, and the two must not both be set.
+    const env = {
+      REDIS_URL: '',
+      REDIS_CLUSTER_NODES: cluster.nodeList,
+      TASK_SHARDS: '3',
+      REDIS_PREFIX: randomPrefix(),
+    };
+    return { env, dispose: () => cluster.stop() };
+  });
+});
+
+function describeMultiProcess(deploy: () => Promise<Deployment>): void {
+  let deployment: Deployment | undefined;
+  let env: Record<string, string>;
   const processes: AppProcess[] = [];
   const clients: Client[] = [];
   let serverA: AppProcess;
   let serverB: AppProcess;
 
   beforeAll(async () => {
+    deployment = await deploy();
+    env = deployment.env;
     const started = await Promise.all([
-      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }),
-      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }),
-      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
-      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }),
+      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }, START_MS),
+      startAppProcess('conformance-fixture', 'worker', { ...env, WORKERS: '4' }, START_MS),
+      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }, START_MS),
+      startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }, START_MS),
     ]);
     processes.push(...started);
     [, , serverA, serverB] = started as [AppProcess, AppProcess, AppProcess, AppProcess];
-  }, 60_000);
+  }, 2 * START_MS);
 
   afterAll(async () => {
     await Promise.allSettled(clients.map((client) => client.close()));
     await Promise.allSettled(processes.map((process) => process.stop()));
-    await deleteKeysUnder(prefix);
+    await deployment?.dispose();
   });
 
   async function client(server: AppProcess): Promise<Client> {
@@ -137,16 +171,23 @@ describeWithRedis('servers and workers in separate processes', () => {
     expect(done.result?.result).toMatchObject({ content: [{ type: 'text', text: 'Hello, Ada Lovelace!' }] });
   });
 
-  it('keeps every task pollable and its result retrievable after a server restart', async () => {
-    const created = await (await client(serverA)).request(
-      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'restart' }, task: {} } },
-      CreateTaskResultSchema,
-    );
-    await serverA.stop();
-    serverA = await startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' });
-    processes.push(serverA);
-    const fresh = await client(serverA);
-    const result = await fresh.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
-    expect(result.content).toEqual([{ type: 'text', text: 'Computed restart in 0s' }]);
-  });
-});
+  it(
+    'keeps every task pollable and its result retrievable after a server restart',
+    async () => {
+      const created = await (await client(serverA)).request(
+        {
+          method: 'tools/call',
+          params: { name: 'slow_compute', arguments: { seconds: 0, label: 'restart' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      await serverA.stop();
+      serverA = await startAppProcess('conformance-fixture', 'server', { ...env, WORKERS: '0' }, START_MS);
+      processes.push(serverA);
+      const fresh = await client(serverA);
+      const result = await fresh.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+      expect(result.content).toEqual([{ type: 'text', text: 'Computed restart in 0s' }]);
+    },
+    START_MS + 20_000,
+  );
+}

@@ -226,16 +226,19 @@ describe('npm run dev', () => {
     }
   }
 
-  it('regenerates the manifest on save and serves the new tool after the restart', async () => {
+  it('restarts once per save on fresh glue, shows type errors, and stops serving when generation fails', async () => {
     const dev = startCommand('npm', ['run', 'dev'], { cwd: app, env: { PORT: '0', MCP_TASK_LOG_LEVEL: 'warn' } });
+    const TYPECHECK_DONE = /\[typecheck\]\s+(?:no type errors|\d+ type errors?)/;
     try {
       await Promise.all([
         dev.waitFor(LISTENING, 60_000),
         dev.waitFor(/mcp-taskgen --watch: watching for changes/, 60_000),
+        dev.waitFor(/\[typecheck\]\s+no type errors/, 60_000),
       ]);
       expect(await servedTools(dev, 0)).toEqual(['count_primes', 'is_prime']);
-      const from = dev.output().length;
 
+      // A new tool: one generator run, one restart on the new glue.
+      let from = dev.output().length;
       const source = path.join(app, 'src', 'prime-counter.ts');
       const original = readFileSync(source, 'utf8');
       const greet = `  /** Greets someone. */
@@ -248,25 +251,57 @@ describe('npm run dev', () => {
       const edited = original.replace('export class PrimeCounter {\n', `export class PrimeCounter {\n${greet}`);
       expect(edited).not.toBe(original);
       writeFileSync(source, edited);
-
       await dev.waitFor(
         /mcp-taskgen --watch: wrote src\/__generated__\/tasks\.generated\.ts \(3 tools\)/,
         30_000,
         from,
       );
-      // tsx restarts the server for the source change and again for the generated file.
       await pollUntil(
         () => servedTools(dev, from),
         (names) => names.includes('greet'),
         30_000,
       );
+      await dev.waitFor(TYPECHECK_DONE, 60_000, from);
+      expect([...dev.output().slice(from).matchAll(new RegExp(LISTENING, 'g'))]).toHaveLength(1);
       const url = [...dev.output().matchAll(new RegExp(LISTENING, 'g'))].at(-1)?.[1] as string;
       const client = await connectV1(url);
       const result = await client.callTool({ name: 'greet', arguments: { name: 'Ada' } });
       await client.close();
       expect(result.content).toEqual([{ type: 'text', text: 'Hello, Ada!' }]);
+
+      // A mistake only the type checker sees: reported in the same terminal.
+      from = dev.output().length;
+      writeFileSync(
+        source,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: TypeScript source text, not a template
+        edited.replace('return `Hello, ${name}!`;', 'const count: number = name;\n    return `Hello, ${count}!`;'),
+      );
+      await dev.waitFor(/\[typecheck\]\s+src\/prime-counter\.ts\(\d+,\d+\): error TS2322/, 60_000, from);
+      await dev.waitFor(/\[typecheck\]\s+1 type error\b/, 60_000, from);
+
+      // A failed generation stops the server instead of serving the previous glue.
+      from = dev.output().length;
+      writeFileSync(source, edited.replace('greet(name: string)', 'greet(name: Map<string, string>)'));
+      await dev.waitFor(/error MTG1005/, 30_000, from);
+      await dev.waitFor(/\[dev\]\s+generation failed: the server is stopped/, 30_000, from);
+      expect(await servedTools(dev, 0)).toEqual([]);
+
+      // The save that fixes it serves again.
+      from = dev.output().length;
+      writeFileSync(source, original);
+      await dev.waitFor(
+        /mcp-taskgen --watch: wrote src\/__generated__\/tasks\.generated\.ts \(2 tools\)/,
+        30_000,
+        from,
+      );
+      await pollUntil(
+        () => servedTools(dev, from),
+        (names) => names.length > 0,
+        30_000,
+      );
+      expect(await servedTools(dev, from)).toEqual(['count_primes', 'is_prime']);
     } finally {
       await dev.stop();
     }
-  }, 120_000);
+  }, 240_000);
 });

@@ -17,7 +17,18 @@ import {
   schemaUnits,
   unitKey,
 } from './names.js';
-import { arrow, type Code, call, object, printConst, propertyAccess, raw, stringLiteral, value } from './printer.js';
+import {
+  arrow,
+  type Code,
+  call,
+  memo,
+  object,
+  printConst,
+  propertyAccess,
+  raw,
+  stringLiteral,
+  value,
+} from './printer.js';
 import { type ZodContext, type ZodSide, zodObject, zodType } from './zod.js';
 
 export interface ModuleOptions {
@@ -46,7 +57,7 @@ export function emitTaskModule(ir: ManifestIR, options: ModuleOptions): string {
     // Emitted before `declared` learns its own name, so that self-references are deferred.
     const code = zodType(definition.type, contextFor(unit.side === 'both' ? 'input' : unit.side));
     declared.add(name);
-    return [printConst(name, code)];
+    return [printConst(name, memo(code))];
   });
   const sections: string[][] = [
     generatedHeader(ir.sourceFiles),
@@ -141,9 +152,9 @@ function namedSchemaOrder(ir: ManifestIR): SchemaUnit[] {
 }
 
 function toolSchemaConsts(tool: ToolIR, names: ModuleNames, contextFor: (side: ZodSide) => ZodContext): string[] {
-  const consts = [printConst(names.toolInput(tool.name), zodType(tool.input, contextFor('input')))];
+  const consts = [printConst(names.toolInput(tool.name), memo(zodType(tool.input, contextFor('input'))))];
   if (hasOutputSchema(tool))
-    consts.push(printConst(names.toolOutput(tool.name), zodType(tool.output.type, contextFor('output'))));
+    consts.push(printConst(names.toolOutput(tool.name), memo(zodType(tool.output.type, contextFor('output')))));
   return [consts.join('\n\n')];
 }
 
@@ -186,7 +197,7 @@ function toolEntry(tool: ToolIR, ir: ManifestIR, names: ModuleNames): Code {
   ]);
   entries.push(['source', value(tool.source)]);
   entries.push(['invoke', invoke(tool)]);
-  return call('defineTaskTool', [object(entries)], `${classBinding}, z.output<typeof ${inputName}>`);
+  return memo(call('defineTaskTool', [object(entries)], `${classBinding}, z.output<typeof ${inputName}>`));
 }
 
 function questionEntry(question: QuestionIR, names: ModuleNames): Code {

@@ -24,7 +24,9 @@ export type Code =
   /** `(params) => body` */
   | { readonly kind: 'arrow'; readonly params: readonly string[]; readonly body: Code }
   /** Only as an object entry: `get key() { return body; }`, evaluated on first access. */
-  | { readonly kind: 'getter'; readonly body: Code };
+  | { readonly kind: 'getter'; readonly body: Code }
+  /** `body`, whose printed text is remembered across runs (see `memo`). */
+  | { readonly kind: 'memo'; readonly body: Code };
 
 export const raw = (text: string): Code => ({ kind: 'raw', text });
 export const value = (json: JsonValue): Code => ({ kind: 'value', value: json });
@@ -41,6 +43,26 @@ export const method = (receiver: Code, name: string, args: readonly Code[] = [])
   call({ kind: 'member', object: receiver, name }, args);
 export const arrow = (params: readonly string[], body: Code): Code => ({ kind: 'arrow', params, body });
 export const getter = (body: Code): Code => ({ kind: 'getter', body });
+/**
+ * A large subtree (one tool's manifest entry, one schema constant) whose layout `--watch` can
+ * reuse: printed text is remembered by the subtree's content and position, so a run that changed
+ * one tool lays out only that tool. Output is the same with or without the memory.
+ */
+export const memo = (body: Code): Code => ({ kind: 'memo', body });
+
+/** Printed memo subtrees by position and content; bounded, since a long watch session keeps adding. */
+const memoized = new Map<string, string>();
+const MEMO_LIMIT = 20_000;
+
+function printMemo(code: Code & { kind: 'memo' }, level: number, column: number): string {
+  const key = `${level}:${column}:${JSON.stringify(code.body)}`;
+  const known = memoized.get(key);
+  if (known !== undefined) return known;
+  const text = printCode(code.body, level, column);
+  if (memoized.size >= MEMO_LIMIT) memoized.clear();
+  memoized.set(key, text);
+  return text;
+}
 
 /** `export const Name = <code>;` */
 export function printConst(name: string, code: Code, exported = true): string {
@@ -50,6 +72,7 @@ export function printConst(name: string, code: Code, exported = true): string {
 
 /** Lays out `code` starting at `column` on a line indented `level` times. */
 export function printCode(code: Code, level: number, column: number): string {
+  if (code.kind === 'memo') return printMemo(code, level, column);
   const flat = flatWithin(code, MAX_WIDTH - column);
   if (flat !== undefined && !flat.includes('\n')) return flat;
   return printBroken(code, level, column);
@@ -78,6 +101,8 @@ function flatWithin(code: Code, limit: number): string | undefined {
   };
   const item = (part: Code) => () => (budget: number) => flatWithin(part, budget);
   switch (code.kind) {
+    case 'memo':
+      return flatWithin(code.body, limit);
     case 'value':
       return jsonWithin(code.value, limit);
     case 'object':
@@ -182,6 +207,7 @@ function printBroken(code: Code, level: number, column: number): string {
       return `${head}\n${lines.join('\n')}\n${closing})`;
     }
     case 'getter':
+    case 'memo':
       return printCode(code.body, level, column);
     case 'arrow': {
       const head = `(${code.params.join(', ')}) => `;
@@ -232,6 +258,7 @@ function printFlatUncached(code: Code): string {
     case 'call':
       return `${printFlat(code.callee)}${code.typeArguments !== undefined ? `<${code.typeArguments}>` : ''}(${code.args.map(printFlat).join(', ')})`;
     case 'getter':
+    case 'memo':
       return printFlat(code.body);
     case 'arrow': {
       const body = printFlat(code.body);

@@ -156,7 +156,7 @@ export class TypeReader {
           DiagnosticCode.UnresolvedType,
           site,
           `type '${site.node.getText()}' could not be resolved`,
-          'Fix the TypeScript errors in this file (is the import path right?), then run mcp-taskgen again.',
+          "Fix the TypeScript errors in this file (is the import path right?), then run mcp-taskgen again. Global types from the tsconfig's `types` (such as @types/node) are not loaded: import what a signature uses.",
         );
       }
       return this.fail(
@@ -477,7 +477,9 @@ export class TypeReader {
     const isGeneric = type.getTypeArguments().length > 0 || type.getAliasTypeArguments().length > 0;
     // `Partial<T>`, `Pick<T, K>` & co. are standard-library aliases: read their resolved properties inline.
     if (aliasSymbol && isStandardLibrary(aliasSymbol) && isGeneric) return this.readInlineObject(type, site);
-    if (symbol && isStandardLibrary(symbol)) {
+    // A named library type (`Map`, `Set`), not the anonymous type a library alias such as
+    // `Record<'a' | 'b', V>` resolves to under a user's own alias (`type Prices = Record<...>`).
+    if (symbol && isStandardLibrary(symbol) && !symbol.getName().startsWith('__')) {
       const libraryName = symbol.getName();
       return this.fail(
         DiagnosticCode.NonPlainObject,

@@ -11,12 +11,49 @@
  * - `subscriber`: pub/sub only (a subscribed connection can run nothing else). It must survive
  *   outages and re-subscribe by itself, so it queues and retries too.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { Logger } from '../../tools/logger.js';
 
-/** Where Redis is: a `redis://` / `rediss://` URL or ioredis options (host, port, db, tls, …). */
-export type RedisConnection = string | RedisOptions;
+/**
+ * Redis Cluster: the start-up nodes (`host:port` or `{ host, port }`; any few masters do, the
+ * client discovers the rest) and ioredis cluster options (`redisOptions` apply to every node).
+ */
+export interface RedisClusterConnection {
+  readonly clusterNodes: readonly (string | { readonly host: string; readonly port: number })[];
+  readonly clusterOptions?: ClusterOptions;
+}
+
+/**
+ * Where Redis is: a `redis://` / `rediss://` URL, ioredis options (host, port, db, tls, …), or
+ * the nodes of a Redis Cluster.
+ */
+export type RedisConnection = string | RedisOptions | RedisClusterConnection;
+
+/** A connection to a single Redis or to a Redis Cluster; both take the same commands. */
+export type RedisClient = Redis | Cluster;
+
+export function isClusterConnection(connection: RedisConnection): connection is RedisClusterConnection {
+  return typeof connection === 'object' && 'clusterNodes' in connection;
+}
+
+/** `host:port,host:port` (as in `REDIS_CLUSTER_NODES`) as cluster start-up nodes; throws naming a bad entry. */
+export function parseClusterNodes(list: string): RedisClusterConnection {
+  const entries = list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (entries.length === 0) throw new Error('REDIS_CLUSTER_NODES names no node: expected host:port,host:port,…');
+  const clusterNodes = entries.map((entry) => {
+    const match = /^(.+):(\d{1,5})$/.exec(entry);
+    const port = Number(match?.[2]);
+    if (!match || port < 1 || port > 65_535) {
+      throw new Error(`REDIS_CLUSTER_NODES: ${JSON.stringify(entry)} is not host:port`);
+    }
+    return { host: (match[1] as string).replace(/^\[(.*)\]$/, '$1'), port };
+  });
+  return { clusterNodes };
+}
 
 export type ConnectionRole = 'request' | 'worker' | 'subscriber';
 
@@ -41,16 +78,40 @@ export function createRedisClient(
   role: ConnectionRole,
   logger: Logger,
   name: string,
-): Redis {
+): RedisClient {
   // The app's own options (tls, db, a retry strategy…) win over our defaults; the role's
   // failure behaviour wins over both, because the runtime's guarantees depend on it.
   const defaults: RedisOptions = { retryStrategy, connectionName: name };
-  const client =
-    typeof connection === 'string'
-      ? new Redis(connection, { ...defaults, ...ROLE_OPTIONS[role] })
-      : new Redis({ ...defaults, ...connection, ...ROLE_OPTIONS[role] });
+  let client: RedisClient;
+  if (isClusterConnection(connection)) {
+    client = createClusterClient(connection, role, name);
+  } else if (typeof connection === 'string') {
+    client = new Redis(connection, { ...defaults, ...ROLE_OPTIONS[role] });
+  } else {
+    client = new Redis({ ...defaults, ...connection, ...ROLE_OPTIONS[role] });
+  }
   reportErrorsOncePerOutage(client, logger, name);
   return client;
+}
+
+/**
+ * The cluster client keeps one connection per node. The role's options apply to each of them;
+ * the offline queue is a cluster-level option. A request that meets a node that is down fails
+ * (after the node's connect timeout at worst) instead of waiting for the node: with no replica
+ * to fail over to, only that node's shards are unavailable, and the others keep serving.
+ */
+function createClusterClient(connection: RedisClusterConnection, role: ConnectionRole, name: string): Cluster {
+  const { enableOfflineQueue: _offline, retryStrategy: _retry, ...roleOptions } = ROLE_OPTIONS[role];
+  const options = connection.clusterOptions ?? {};
+  return new Cluster(
+    connection.clusterNodes.map((node) => (typeof node === 'string' ? node : { host: node.host, port: node.port })),
+    {
+      clusterRetryStrategy: retryStrategy,
+      ...options,
+      enableOfflineQueue: ROLE_OPTIONS[role].enableOfflineQueue ?? true,
+      redisOptions: { connectionName: name, ...options.redisOptions, ...roleOptions },
+    },
+  );
 }
 
 /**
@@ -58,7 +119,7 @@ export function createRedisClient(
  * "Unhandled error event" if nobody listens. Log the first error of an outage and stay quiet
  * until the connection is ready again.
  */
-function reportErrorsOncePerOutage(client: Redis, logger: Logger, name: string): void {
+function reportErrorsOncePerOutage(client: RedisClient, logger: Logger, name: string): void {
   let reported = false;
   client.on('error', (error: Error) => {
     if (reported) return;
@@ -72,7 +133,7 @@ function reportErrorsOncePerOutage(client: Redis, logger: Logger, name: string):
 }
 
 /** Resolves once `client` can take commands; rejects when `signal` aborts first. */
-export function whenReady(client: Redis, signal: AbortSignal): Promise<void> {
+export function whenReady(client: RedisClient, signal: AbortSignal): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   signal.throwIfAborted();
   return new Promise((resolve, reject) => {
@@ -134,7 +195,7 @@ export function asUnavailable(error: unknown, what: string): TaskError {
 }
 
 /** Closes a client politely, or drops it if Redis is not there to say goodbye to. */
-export async function closeClient(client: Redis): Promise<void> {
+export async function closeClient(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();

@@ -9,9 +9,10 @@
  * that wait for a state (the engine's `waitFor`) subscribe first and then read the record,
  * which covers every change after the read, and read again when told of a gap.
  */
-import type { Redis } from 'ioredis';
+
 import type { TaskEvent, TaskListener } from '../../engine/runtime.js';
 import type { Logger } from '../../tools/logger.js';
+import type { RedisClient } from './connection.js';
 
 /** One channel on a dedicated subscriber connection. */
 export class RedisChannelSubscription {
@@ -19,7 +20,7 @@ export class RedisChannelSubscription {
   readonly ready: Promise<void>;
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly channel: string,
     onMessage: (message: string) => void,
   ) {
@@ -41,7 +42,7 @@ export class TaskEventStream {
   private readonly gapListeners = new Set<() => void>();
   private readonly subscription: RedisChannelSubscription;
 
-  constructor(subscriber: Redis, channel: string, logger: Logger) {
+  constructor(subscriber: RedisClient, channel: string, logger: Logger) {
     // After a reconnect, messages published while the connection was down are gone. Once the
     // channel is subscribed again, tell the waiters so they re-read what they wait for.
     let connectedBefore = false;

@@ -3,9 +3,9 @@
  * cancellation and status events across processes. No BullMQ type crosses this boundary.
  */
 
-export type { RedisConnection } from './connection.js';
+export { parseClusterNodes, type RedisClusterConnection, type RedisConnection } from './connection.js';
 export type { JobRetryOptions } from './jobs.js';
-export { DEFAULT_PREFIX, DEFAULT_QUEUE } from './keys.js';
+export { DEFAULT_PREFIX, DEFAULT_QUEUE, DEFAULT_SHARDS, MAX_SHARDS } from './keys.js';
 export { type BullmqRuntimeOptions, BullmqTaskRuntime } from './runtime.js';
 export { type Closable, type RunUntilSignalOptions, runWorkersUntilSignal } from './signals.js';
 export { TaskWorker, type TaskWorkerOptions, type TaskWorkerSettings } from './worker.js';

@@ -4,10 +4,10 @@
  * copy in job data.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
-import type { RuntimeNames } from './keys.js';
+import type { RedisClient } from './connection.js';
+import type { ShardNames } from './keys.js';
 
 /** Job data: only what helps a human reading a dashboard, and the trace the task belongs to. */
 export interface TaskJobData {
@@ -27,16 +27,18 @@ export interface JobRetryOptions {
   readonly backoffMs?: number;
 }
 
+/** The queue of one shard: tasks whose id maps to that shard (see keys.ts) have their job here. */
 export class TaskQueue {
   private readonly queue: Queue<TaskJobData>;
 
   constructor(
-    client: Redis,
-    names: RuntimeNames,
+    client: RedisClient,
+    prefix: string,
+    shard: ShardNames,
     private readonly retry: Required<JobRetryOptions>,
   ) {
     // A shared client: the queue adds no connection of its own and fails as fast as the client.
-    this.queue = new Queue<TaskJobData>(names.queue, { connection: client, prefix: names.prefix });
+    this.queue = new Queue<TaskJobData>(shard.queue, { connection: client, prefix });
     // Errors also reach the awaiting caller; without a listener EventEmitter would throw them.
     this.queue.on('error', () => {});
   }

@@ -1,25 +1,54 @@
 /**
- * Names of everything the runtime keeps in Redis besides BullMQ's own keys.
+ * Names of everything the runtime keeps in Redis, and which shard a task lives on.
  *
- * BullMQ writes `<prefix>:<queue>:…`. Ours live under `<prefix>::<queue>:…`: a queue name is
- * never empty, so the double colon cannot collide with any BullMQ key (BullMQ's Relay uses the
- * same trick), and one `SCAN <prefix>:*` still finds every key of an app.
+ * An app's tasks are spread over `shardCount` BullMQ queues (shards). Each shard's queue name
+ * carries a Redis Cluster hash tag: `{tasks}` for one shard, `{tasks.0}`, `{tasks.1.3}`, … for
+ * more (see `shardTag`). Every key of a shard contains that tag, so BullMQ's keys
+ * (`<prefix>:{tasks.0}:…`) and ours (`<prefix>::{tasks.0}:…`) hash to one cluster slot, and
+ * every Lua script (BullMQ's and ours) touches keys of one slot only. On a single Redis the
+ * tags are just part of the name.
+ *
+ * Our keys live under `<prefix>::<queue>:…`: a queue name is never empty, so the double colon
+ * cannot collide with any BullMQ key (BullMQ's Relay uses the same trick), and one
+ * `SCAN <prefix>:*` still finds every key of an app.
+ *
+ * A task's shard is a pure function of its id (`shardOf`), so any process finds the record and
+ * the job of any task without a lookup. Changing the shard count of an app with tasks in
+ * flight therefore strands them: the count is part of the app's deployment, like its prefix.
  */
 
-export interface RuntimeNames {
-  /** BullMQ's key prefix, shared with every Queue/Worker of the app. */
-  readonly prefix: string;
-  /** The BullMQ queue tasks run on; the task id is the job id. */
+/** The keys of one shard: one BullMQ queue, the records of its tasks, its owners' indexes. */
+export interface ShardNames {
+  /** 0-based position among the app's shards. */
+  readonly index: number;
+  /** The BullMQ queue name, hash tag included (`{tasks}` or `{tasks.2}`); the task id is the job id. */
   readonly queue: string;
   /** Hash `{ record: JSON, version: n }` of one task; expires at `createdAt + ttlMs`. */
   record(taskId: string): string;
-  /** Sorted set of an owner's task ids, scored by `createdAt`. */
+  /** Sorted set of an owner's task ids on this shard, scored by `createdAt`. */
   owner(owner: string): string;
   /** The same ids scored by expiry, so dead entries are pruned by score on every insert. */
   ownerExpiries(owner: string): string;
   /** BullMQ's lock on a running job (present while a live worker renews it). */
   jobLock(taskId: string): string;
-  /** Pub/sub: every record write, as `{ record, previous? }`. */
+}
+
+export interface RuntimeNames {
+  /** BullMQ's key prefix, shared with every Queue/Worker of the app. */
+  readonly prefix: string;
+  /** The queue name the app chose (without hash tag or shard number). */
+  readonly queue: string;
+  readonly shards: readonly ShardNames[];
+  /** The shard that holds `taskId`'s record and job. */
+  shardOf(taskId: string): ShardNames;
+  /** Shorthand for `shardOf(taskId).record(taskId)`. */
+  record(taskId: string): string;
+  /** Shorthand for `shardOf(taskId).jobLock(taskId)`. */
+  jobLock(taskId: string): string;
+  /**
+   * Pub/sub: every record write, as `{ record, previous? }`. Channels are not keys: a script on
+   * any shard may publish to them, and Redis Cluster delivers to subscribers on every node.
+   */
   readonly eventsChannel: string;
   /** Pub/sub: ids of tasks whose running work must stop, for the workers. */
   readonly cancelChannel: string;
@@ -29,20 +58,102 @@ export interface RuntimeNames {
 
 export const DEFAULT_PREFIX = 'mcp';
 export const DEFAULT_QUEUE = 'tasks';
+export const DEFAULT_SHARDS = 1;
+/** A bound, not a recommendation: each shard costs every worker process a blocking connection. */
+export const MAX_SHARDS = 64;
 
-export function runtimeNames(prefix = DEFAULT_PREFIX, queue = DEFAULT_QUEUE): RuntimeNames {
+export function runtimeNames(
+  prefix = DEFAULT_PREFIX,
+  queue = DEFAULT_QUEUE,
+  shardCount = DEFAULT_SHARDS,
+): RuntimeNames {
   if (prefix === '' || queue === '') throw new Error('The Redis prefix and the queue name must not be empty');
-  if (queue.includes(':')) throw new Error(`The queue name must not contain ':' (got ${JSON.stringify(queue)})`);
-  const base = `${prefix}::${queue}`;
+  if (/[:{}]/.test(queue)) {
+    throw new Error(`The queue name must not contain ':', '{' or '}' (got ${JSON.stringify(queue)})`);
+  }
+  if (/[{}]/.test(prefix)) {
+    // A brace in the prefix would become the hash tag of every key and put all shards in one slot.
+    throw new Error(`The Redis prefix must not contain '{' or '}' (got ${JSON.stringify(prefix)})`);
+  }
+  checkShardCount(shardCount);
+  const shards = Array.from({ length: shardCount }, (_, index) =>
+    shardNames(prefix, shardCount === 1 ? `{${queue}}` : `{${shardTag(queue, index, shardCount)}}`, index),
+  );
+  const channelBase = `${prefix}::${queue}`;
+  const shardOf = (taskId: string): ShardNames => shards[shardIndexOf(taskId, shardCount)] as ShardNames;
   return {
     prefix,
+    queue,
+    shards,
+    shardOf,
+    record: (taskId) => shardOf(taskId).record(taskId),
+    jobLock: (taskId) => shardOf(taskId).jobLock(taskId),
+    eventsChannel: `${channelBase}:events`,
+    cancelChannel: `${channelBase}:cancel`,
+    answersChannel: `${channelBase}:answers`,
+  };
+}
+
+export function checkShardCount(shardCount: number): void {
+  if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > MAX_SHARDS) {
+    throw new RangeError(`shards must be a whole number from 1 to ${MAX_SHARDS}, got ${String(shardCount)}`);
+  }
+}
+
+function shardNames(prefix: string, queue: string, index: number): ShardNames {
+  const base = `${prefix}::${queue}`;
+  return {
+    index,
     queue,
     record: (taskId) => `${base}:task:${taskId}`,
     owner: (owner) => `${base}:owner:${owner}`,
     ownerExpiries: (owner) => `${base}:owner-expiry:${owner}`,
     jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
-    eventsChannel: `${base}:events`,
-    cancelChannel: `${base}:cancel`,
-    answersChannel: `${base}:answers`,
   };
+}
+
+/** Redis Cluster's slot count: a key's slot is CRC16(hash tag) mod 16384. */
+const CLUSTER_SLOTS = 16_384;
+
+/**
+ * The hash tag of shard `index` of `count`: `<queue>.<index>`, or `<queue>.<index>.<k>` with
+ * the smallest `k` that puts its slot in the `index`-th of `count` equal slot ranges. A
+ * cluster made with `redis-cli --cluster create` gives its masters equal contiguous ranges, so
+ * with as many shards as masters (or a multiple) every master gets its share, which plain
+ * names would leave to chance. Deterministic: every process computes the same tags.
+ */
+export function shardTag(queue: string, index: number, count: number): string {
+  const from = Math.ceil((index * CLUSTER_SLOTS) / count);
+  const to = Math.ceil(((index + 1) * CLUSTER_SLOTS) / count);
+  for (let attempt = 0; ; attempt++) {
+    const tag = attempt === 0 ? `${queue}.${index}` : `${queue}.${index}.${attempt}`;
+    const slot = clusterSlotOf(tag);
+    // Each try lands in range with probability 1/count; a few thousand tries always suffice.
+    if ((slot >= from && slot < to) || attempt === 100_000) return tag;
+  }
+}
+
+/** The cluster slot of a hash tag: CRC16-XMODEM of its UTF-8 bytes, mod 16384 (as Redis does). */
+export function clusterSlotOf(tag: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(tag, 'utf8')) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % CLUSTER_SLOTS;
+}
+
+/**
+ * The shard of a task id: 32-bit FNV-1a over the id's UTF-16 code units, modulo the count.
+ * Stable across processes, versions and platforms (it is part of where data lives), cheap, and
+ * even enough for random ids; never derived from anything but the id.
+ */
+export function shardIndexOf(taskId: string, shardCount: number): number {
+  if (shardCount === 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < taskId.length; index++) {
+    hash ^= taskId.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % shardCount;
 }

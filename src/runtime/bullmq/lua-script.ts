@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 export class LuaScript {
   private readonly sha: string;
@@ -22,7 +23,7 @@ export class LuaScript {
     await client.script('LOAD', this.source);
   }
 
-  async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  async run(client: RedisClient, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     try {
       return await client.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {

@@ -1,7 +1,8 @@
 /**
  * Task records in Redis: one hash per task (`record` JSON + `version`), expiring at
  * `createdAt + ttlMs` so retention is Redis expiry (no sweeper), and one sorted set per owner
- * for listing.
+ * for listing. A task's record and its entry in the owner's set live on the task's shard (see
+ * keys.ts), so every script below touches the keys of one shard, hence one cluster slot.
  *
  * Every write is a compare-and-set on `version`: the new record is computed in JS with
  * `applyChange` (the one state machine; terminal stays sticky), and a Lua script stores it only
@@ -9,12 +10,13 @@
  * scripts one at a time and delivers a connection's messages in publish order, so every
  * subscriber sees a task's versions in the order they were written.
  */
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { ListPage, ListPosition } from '../../engine/runtime.js';
 import { expiresAt, type TaskRecord } from '../../engine/task.js';
 import { applyChange, type TaskChange } from '../../engine/transitions.js';
-import type { RuntimeNames } from './keys.js';
+import type { RedisClient } from './connection.js';
+import type { RuntimeNames, ShardNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
 
 /**
@@ -99,7 +101,7 @@ export type ChangeDecision = TaskChange | ((current: TaskRecord) => TaskChange |
 
 export class RedisTaskStore {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly names: RuntimeNames,
     private readonly clock: () => number = Date.now,
   ) {}
@@ -111,8 +113,9 @@ export class RedisTaskStore {
   async insert(record: TaskRecord, provisionalTtlMs: number): Promise<void> {
     const finalExpiry = expiresAt(record);
     const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
-    const keys = [this.names.record(record.taskId)];
-    if (record.owner !== null) keys.push(this.names.owner(record.owner));
+    const shard = this.names.shardOf(record.taskId);
+    const keys = [shard.record(record.taskId)];
+    if (record.owner !== null) keys.push(shard.owner(record.owner));
     // The runtime sends the job right behind this, and the record must exist first: the script
     // is preloaded (see `preloadScripts`), so this runs first without a NOSCRIPT retry.
     const inserted = await INSERT.run(this.client, keys, [
@@ -138,8 +141,9 @@ export class RedisTaskStore {
 
   /** Removes a record whose creation failed half-way. */
   async discard(record: TaskRecord): Promise<void> {
-    const pipeline = this.client.multi().del(this.names.record(record.taskId));
-    if (record.owner !== null) pipeline.zrem(this.names.owner(record.owner), record.taskId);
+    const shard = this.names.shardOf(record.taskId);
+    const pipeline = this.client.multi().del(shard.record(record.taskId));
+    if (record.owner !== null) pipeline.zrem(shard.owner(record.owner), record.taskId);
     await pipeline.exec();
   }
 
@@ -201,8 +205,9 @@ export class RedisTaskStore {
       const retention = next.ttlMs === current.record.ttlMs ? '' : expiryArgument(expiresAt(next));
       const args = [current.version, JSON.stringify(next), this.names.eventsChannel, String(retention)];
       if (notify) args.push(notify.channel, notify.message);
-      const keys = [this.names.record(taskId)];
-      if (retention !== '' && next.owner !== null) keys.push(this.names.owner(next.owner));
+      const shard = this.names.shardOf(taskId);
+      const keys = [shard.record(taskId)];
+      if (retention !== '' && next.owner !== null) keys.push(shard.owner(next.owner));
       const written = await COMPARE_AND_SET.run(this.client, keys, args);
       // The script increments the version by one on every write.
       if (written === 1) return { record: next, version: String(Number(current.version) + 1), changed: true };
@@ -212,12 +217,29 @@ export class RedisTaskStore {
   }
 
   /**
-   * One page of `owner`'s tasks ordered by (createdAt, taskId). Redis orders equal scores by
-   * member bytes, which is the same order as comparing base64url ids as strings. Members whose
-   * record expired are removed as they are met, so the set does not grow with dead ids.
+   * One page of `owner`'s tasks ordered by (createdAt, taskId), across every shard: each shard
+   * gives its first `limit` after the position (in parallel), and the merge keeps the first
+   * `limit` of all. The page is complete because no shard can hold one of the first `limit`
+   * overall beyond its own first `limit`.
    */
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
-    const key = this.names.owner(owner);
+    const shards = this.names.shards;
+    if (shards.length === 1) return this.listShard(shards[0] as ShardNames, owner, limit, after);
+    const pages = await Promise.all(shards.map((shard) => this.listShard(shard, owner, limit, after)));
+    const merged = pages.flatMap((page) => page.records).sort(compareListOrder);
+    const records = merged.slice(0, limit);
+    const more = merged.length > limit || pages.some((page) => page.next !== undefined);
+    const last = records.at(-1);
+    return more && last ? { records, next: { createdAt: last.createdAt, taskId: last.taskId } } : { records };
+  }
+
+  /**
+   * One shard's page. Redis orders equal scores by member bytes, which is the same order as
+   * comparing base64url ids as strings. Members whose record expired are removed as they are
+   * met, so the set does not grow with dead ids.
+   */
+  private async listShard(shard: ShardNames, owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
+    const key = shard.owner(owner);
     const records: TaskRecord[] = [];
     const batch = Math.max(limit + 1, 16);
     let offset = 0;
@@ -243,7 +265,7 @@ export class RedisTaskStore {
         ids.push(taskId);
       }
       const pipeline = this.client.pipeline();
-      for (const taskId of ids) pipeline.hget(this.names.record(taskId), 'record');
+      for (const taskId of ids) pipeline.hget(shard.record(taskId), 'record');
       const replies = (await pipeline.exec()) ?? [];
       const expired: string[] = [];
       for (const [index, [error, json]] of replies.entries()) {
@@ -270,6 +292,12 @@ export class RedisTaskStore {
   }
 }
 
+/** The listing order: createdAt, then task id as a string (Redis's order for equal scores). */
+function compareListOrder(a: TaskRecord, b: TaskRecord): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
+  return a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0;
+}
+
 function expiryArgument(expiry: number): string | number {
   return Number.isFinite(expiry) ? Math.floor(expiry) : '';
 }
@@ -278,6 +306,10 @@ function expiryArgument(expiry: number): string | number {
  * Loads the record scripts into Redis's script cache, so that a create's insert never needs
  * the NOSCRIPT retry that would let the job it sends right behind overtake it.
  */
-export async function preloadScripts(client: Redis): Promise<void> {
-  await Promise.all([INSERT.load(client), FINALIZE_EXPIRY.load(client), COMPARE_AND_SET.load(client)]);
+export async function preloadScripts(client: RedisClient): Promise<void> {
+  // A cluster keeps a script cache per node: every master that may hold a shard needs them.
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  await Promise.all(
+    nodes.flatMap((node) => [INSERT.load(node), FINALIZE_EXPIRY.load(node), COMPARE_AND_SET.load(node)]),
+  );
 }

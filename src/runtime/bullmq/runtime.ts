@@ -3,14 +3,20 @@
  * from any process and relays every record change to local subscribers. Work runs in
  * `TaskWorker`s, in this process (`worker` option) or in any number of others.
  */
-import type { Redis } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
 import type { ListPage, ListPosition, RuntimeStats, TaskListener, TaskRuntime } from '../../engine/runtime.js';
 import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
-import { closeClient, createRedisClient, type RedisConnection, whenReady, withDeadline } from './connection.js';
+import {
+  closeClient,
+  createRedisClient,
+  type RedisClient,
+  type RedisConnection,
+  whenReady,
+  withDeadline,
+} from './connection.js';
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
@@ -25,6 +31,12 @@ export interface BullmqRuntimeOptions {
   readonly prefix?: string;
   /** Queue name (default `tasks`). */
   readonly queue?: string;
+  /**
+   * Queues the app's tasks are spread over (default 1), each in its own Redis Cluster slot, so
+   * that several cluster nodes share the load. Every server and worker process of the app must
+   * use the same number: a task's shard follows from its id.
+   */
+  readonly shards?: number;
   /** Longest a create/get/list/cancel waits for Redis before RUNTIME_UNAVAILABLE (default 3000 ms). */
   readonly operationTimeoutMs?: number;
   readonly retry?: JobRetryOptions;
@@ -46,10 +58,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
   /** The in-process worker, when the `worker` option asked for one. */
   readonly worker: TaskWorker | undefined;
 
-  private readonly client: Redis;
-  private readonly subscriber: Redis;
+  private readonly client: RedisClient;
+  private readonly subscriber: RedisClient;
   private readonly store: RedisTaskStore;
-  private readonly queue: TaskQueue;
+  /** One per shard, by shard index. */
+  private readonly queues: readonly TaskQueue[];
   private readonly events: TaskEventStream;
   private readonly logger: Logger;
   private readonly operationTimeoutMs: number;
@@ -58,7 +71,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
   private scriptsLoaded: Promise<void>;
 
   constructor(options: BullmqRuntimeOptions) {
-    this.names = runtimeNames(options.prefix, options.queue);
+    this.names = runtimeNames(options.prefix, options.queue, options.shards);
     this.logger = options.logger ?? createConsoleLogger();
     this.operationTimeoutMs = options.operationTimeoutMs ?? 3000;
     this.provisionalTtlMs = options.provisionalTtlMs ?? 15_000;
@@ -70,10 +83,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
       this.scriptsLoaded = whenScriptsLoaded(this.client);
     });
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
-    this.queue = new TaskQueue(this.client, this.names, {
-      attempts: options.retry?.attempts ?? 3,
-      backoffMs: options.retry?.backoffMs ?? 1000,
-    });
+    const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
+    this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry));
     this.events = new TaskEventStream(this.subscriber, this.names.eventsChannel, this.logger);
     this.worker = options.worker
       ? new TaskWorker({
@@ -81,6 +92,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
           connection: options.connection,
           prefix: this.names.prefix,
           queue: this.names.queue,
+          shards: this.names.shards.length,
           logger: options.worker.logger ?? this.logger,
           ...(options.clock && { clock: options.clock }),
         })
@@ -94,11 +106,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
    * itself: the record expires, and a worker skips a job whose record is missing.
    */
   async create(record: NewTaskRecord): Promise<TaskRecord> {
-    return this.guard('create a task', async (signal) => {
+    return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
       const [inserted, enqueued] = await Promise.allSettled([
         this.store.insert(stored, this.provisionalTtlMs),
-        this.queue.enqueue(stored),
+        this.queueOf(stored.taskId).enqueue(stored),
       ]);
       if (inserted.status === 'rejected') {
         // An id taken by another task keeps that task's job; anything else leaves nothing behind.
@@ -119,7 +131,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
 
   /** The record; while its running job's lock has lapsed (its worker died), it says so. */
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    return this.guard('read a task', async () => {
+    return this.guard(this.onShard('read a task', taskId), async () => {
       const read = await this.store.readWithLock(taskId);
       return read && withLostWorker(read.record, read.lockHeld);
     });
@@ -135,7 +147,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
    * still waiting is then removed so it never takes a worker slot.
    */
   async cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined> {
-    return this.guard('cancel a task', async () => {
+    return this.guard(this.onShard('cancel a task', taskId), async () => {
       const result = await this.store.update(
         taskId,
         (current) => (isTerminal(current.status) ? undefined : { status: 'cancelled', statusMessage }),
@@ -143,7 +155,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
       );
       if (result?.changed) {
         try {
-          await this.queue.removeUnlessRunning(taskId);
+          await this.queueOf(taskId).removeUnlessRunning(taskId);
         } catch (error) {
           // Not needed for correctness: a worker that takes the job finds the record cancelled.
           this.logger.warn('Could not remove the job of a cancelled task', { taskId, error: String(error) });
@@ -157,7 +169,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
   async remove(taskId: string): Promise<boolean> {
     const stopped = await this.cancel(taskId, 'deleted by client');
     if (!stopped) return false;
-    return this.guard('delete a task', async () => {
+    return this.guard(this.onShard('delete a task', taskId), async () => {
       await this.store.discard(stopped);
       return true;
     });
@@ -171,14 +183,14 @@ export class BullmqTaskRuntime implements TaskRuntime {
     taskId: string,
     decide: (current: TaskRecord) => TaskChange | undefined,
   ): Promise<TaskRecord | undefined> {
-    return this.guard('answer a task', async () => {
+    return this.guard(this.onShard('answer a task', taskId), async () => {
       const result = await this.store.update(taskId, decide, { channel: this.names.answersChannel, message: taskId });
       // Also when this call changed nothing but the task has had answers: if waking the job
       // failed after an earlier call stored the last one, the client's retry must still wake it
       // (resume is idempotent). A task that never asked is not woken: its delay is a retry's.
       const answered = result && Object.keys(result.record.inputAnswers ?? {}).length > 0;
       if (result && answered && result.record.status === 'working' && !hasOutstandingInput(result.record)) {
-        await this.queue.resume(taskId);
+        await this.queueOf(taskId).resume(taskId);
       }
       return result?.record;
     });
@@ -193,7 +205,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
     return taskId;
   }
 
-  /** Redis answers a PING within the operation deadline. */
+  /**
+   * Redis answers a PING within the operation deadline. On a cluster, one node answering is
+   * enough: a master that is down makes its shards fail on their own, and pulling every server
+   * out of service for it would stop the shards that still work.
+   */
   async checkReady(): Promise<void> {
     await this.guard('check Redis', async () => {
       await this.client.ping();
@@ -201,18 +217,24 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 
   /**
-   * The queue's own counts (three cheap Redis calls): waiting and active jobs are `working`
-   * tasks; delayed jobs are tasks parked for answers or waiting for a retry.
+   * The queues' own counts (three cheap Redis calls per shard), summed: waiting and active jobs
+   * are `working` tasks; delayed jobs are tasks parked for answers or waiting for a retry.
    */
   async stats(): Promise<RuntimeStats> {
-    const queue = await this.guard('count jobs', () => this.queue.counts());
+    const perShard = await this.guard('count jobs', () => Promise.all(this.queues.map((queue) => queue.counts())));
+    const queue = { waiting: 0, active: 0, delayed: 0 };
+    for (const counts of perShard) {
+      queue.waiting += counts.waiting;
+      queue.active += counts.active;
+      queue.delayed += counts.delayed;
+    }
     return { queue };
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.worker?.close();
-      await this.queue.close().catch(() => {});
+      await Promise.all(this.queues.map((queue) => queue.close().catch(() => {})));
       await this.events.close();
       await Promise.all([closeClient(this.subscriber), closeClient(this.client)]);
     })();
@@ -234,12 +256,22 @@ export class BullmqTaskRuntime implements TaskRuntime {
     });
   }
 
+  private queueOf(taskId: string): TaskQueue {
+    return this.queues[this.names.shardOf(taskId).index] as TaskQueue;
+  }
+
+  /** What an operation does, naming the shard when there are several: an outage may hit one only. */
+  private onShard(what: string, taskId: string): string {
+    if (this.names.shards.length === 1) return what;
+    return `${what} on shard ${this.names.shardOf(taskId).queue}`;
+  }
+
   /** Both halves independently: whichever failed to be created, the other must still go. */
   private async undoCreate(record: TaskRecord): Promise<void> {
     const results = await Promise.allSettled([
       withDeadline('discard a half-created task', this.operationTimeoutMs, () => this.store.discard(record)),
       withDeadline('remove the job of a half-created task', this.operationTimeoutMs, () =>
-        this.queue.removeUnlessRunning(record.taskId),
+        this.queueOf(record.taskId).removeUnlessRunning(record.taskId),
       ),
     ]);
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [String(result.reason)] : []));
@@ -258,7 +290,7 @@ function isDuplicate(error: unknown): boolean {
  * queue) and the 'ready' handler loads them; if loading fails later, a script that is missing
  * is loaded by its first NOSCRIPT retry.
  */
-function whenScriptsLoaded(client: Redis): Promise<void> {
+function whenScriptsLoaded(client: RedisClient): Promise<void> {
   return preloadScripts(client).catch(() => {
     // Redis not there yet: operations fail on their own deadline, and the next 'ready' loads again.
   });

@@ -12,7 +12,6 @@
  *   it is alive by definition, so that failure always reaches the record.
  */
 import { DelayedError, type Job, WaitingError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { TaskPaused } from '../../engine/errors.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
 import { PROCESS_NAME } from '../../engine/lifecycle.js';
@@ -22,10 +21,10 @@ import { expiresAt, type InputAnswer, isTerminal, type PendingInput, type TaskOu
 import { outcomeChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
 import { limitRepeats } from '../../tools/repeat-limiter.js';
-import { closeClient, createRedisClient, type RedisConnection, withDeadline } from './connection.js';
+import { closeClient, createRedisClient, type RedisClient, type RedisConnection, withDeadline } from './connection.js';
 import { RedisChannelSubscription } from './events.js';
 import type { TaskJobData } from './jobs.js';
-import { type RuntimeNames, runtimeNames } from './keys.js';
+import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RedisTaskStore } from './record-store.js';
 import {
@@ -42,8 +41,16 @@ import { ToolSlots } from './tool-slots.js';
 /** What an app chooses about its workers; where Redis is comes with `TaskWorkerOptions`. */
 export interface TaskWorkerSettings {
   readonly executor: TaskExecutor;
-  /** Jobs this process runs at once (default 8). */
+  /**
+   * Jobs this process runs at once (default 8). With several shards it is divided among the
+   * shards this process consumes, at least one job each.
+   */
   readonly concurrency?: number;
+  /**
+   * The shards (0-based) this process takes jobs from (default: all). Every shard needs some
+   * worker; giving each process a subset lets a fleet keep its connections per node low.
+   */
+  readonly consumeShards?: readonly number[];
   /**
    * How long a job's lock lives without renewal (default 8000 ms; renewed every half of it). A
    * worker that stops renewing (killed, or its event loop blocked longer than this) loses the
@@ -77,6 +84,8 @@ export interface TaskWorkerOptions extends TaskWorkerSettings {
   readonly connection: RedisConnection;
   readonly prefix?: string;
   readonly queue?: string;
+  /** The app's shard count; the same in every process (see `BullmqRuntimeOptions.shards`). */
+  readonly shards?: number;
   readonly clock?: () => number;
 }
 
@@ -109,23 +118,31 @@ export class TaskWorker {
   private readonly executor: TaskExecutor;
   private readonly logger: Logger;
   private readonly shutdownGraceMs: number;
-  private readonly client: Redis;
-  private readonly subscriber: Redis;
+  private readonly client: RedisClient;
+  private readonly subscriber: RedisClient;
   private readonly store: RedisTaskStore;
   private readonly cancels: RedisChannelSubscription;
   private readonly answers: RedisChannelSubscription;
   /** Runs holding their slot for an answer, by task id. */
   private readonly answerWaiters = new Map<string, Set<() => void>>();
   private readonly inputGraceMs: number;
-  private readonly worker: Worker<TaskJobData, void>;
+  /** One BullMQ worker per consumed shard. */
+  private readonly workers: readonly Worker<TaskJobData, void>[];
   private readonly slots: ToolSlots;
+  /**
+   * Caps the process at `concurrency` when its shards' workers could take more together (fewer
+   * slots than shards, each shard worker needing one): a job taken beyond the cap keeps its lock
+   * and waits here, as for a tool's own limit.
+   */
+  private readonly processSlots: ToolSlots | undefined;
   private readonly running = new Map<string, RunningTask>();
   /** Record writes made from BullMQ event handlers; `close` waits for them. */
   private readonly pendingWrites = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
 
   constructor(options: TaskWorkerOptions) {
-    this.names = runtimeNames(options.prefix, options.queue);
+    this.names = runtimeNames(options.prefix, options.queue, options.shards);
+    const consumed = consumedShards(this.names, options.consumeShards);
     this.executor = options.executor;
     this.logger = options.logger ?? createConsoleLogger();
     this.shutdownGraceMs = options.shutdownGraceMs ?? 10_000;
@@ -146,35 +163,30 @@ export class TaskWorker {
     const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) =>
       this.process(job, token, signal);
     const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
-    this.worker = new Worker<TaskJobData, void>(this.names.queue, processor, {
-      connection: this.client,
-      prefix: this.names.prefix,
-      concurrency: options.concurrency ?? 8,
-      autorun: false,
-      lockDuration,
-      stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
-      maxStalledCount: options.maxStalledCount ?? 1,
-    });
-    // BullMQ reports the same connection error over and over while Redis is away.
-    const errors = limitRepeats(this.logger);
-    this.worker.on('error', (error) => errors.warn('Task worker error', { error: error.message }));
-    this.worker.on('failed', (job, error) => {
-      if (job) this.track(this.recordFailedAttempt(job, error));
-    });
-    // The job is already back in the queue when BullMQ tells us. In the rare case another worker
-    // starts it before this note lands, the note shows until that run's first progress report.
-    this.worker.on('stalled', (jobId) => {
-      this.track(
-        this.store.update(jobId, (current) =>
-          current.status === 'working' ? requeuedChange(REQUEUED_AFTER_STALL_MESSAGE) : undefined,
-        ),
-      );
+    const concurrency = options.concurrency ?? 8;
+    const shares = divideConcurrency(concurrency, consumed.length);
+    const taken = shares.reduce((sum, share) => sum + share, 0);
+    this.processSlots = taken > concurrency ? new ToolSlots(() => concurrency) : undefined;
+    this.workers = consumed.map((shard, position) => {
+      const worker = new Worker<TaskJobData, void>(shard.queue, processor, {
+        connection: this.client,
+        prefix: this.names.prefix,
+        concurrency: shares[position] as number,
+        autorun: false,
+        lockDuration,
+        stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
+        maxStalledCount: options.maxStalledCount ?? 1,
+      });
+      this.listenTo(worker, shard);
+      return worker;
     });
 
     // Take jobs only once cancels can reach us, or a cancel could slip past a job we just started.
     this.started = Promise.all([this.cancels.ready, this.answers.ready]).then(() => {
       if (this.closing) return;
-      this.worker.run().catch((error: unknown) => this.logger.error('Task worker stopped', { error: String(error) }));
+      for (const worker of this.workers) {
+        worker.run().catch((error: unknown) => this.logger.error('Task worker stopped', { error: String(error) }));
+      }
     });
     this.started.catch(() => {});
   }
@@ -197,7 +209,7 @@ export class TaskWorker {
       const abortTimer = setTimeout(() => this.abortAll(), this.shutdownGraceMs);
       let finished = false;
       try {
-        const closed = this.worker.close().then(() => true);
+        const closed = Promise.all(this.workers.map((worker) => worker.close())).then(() => true);
         finished = await Promise.race([
           closed,
           sleep(this.shutdownGraceMs + ABORTED_METHODS_GRACE_MS).then(() => false),
@@ -223,6 +235,24 @@ export class TaskWorker {
     return this.closing;
   }
 
+  private listenTo(worker: Worker<TaskJobData, void>, shard: ShardNames): void {
+    // BullMQ reports the same connection error over and over while Redis is away.
+    const errors = limitRepeats(this.logger);
+    worker.on('error', (error) => errors.warn('Task worker error', { shard: shard.queue, error: error.message }));
+    worker.on('failed', (job, error) => {
+      if (job) this.track(this.recordFailedAttempt(job, error));
+    });
+    // The job is already back in the queue when BullMQ tells us. In the rare case another worker
+    // starts it before this note lands, the note shows until that run's first progress report.
+    worker.on('stalled', (jobId) => {
+      this.track(
+        this.store.update(jobId, (current) =>
+          current.status === 'working' ? requeuedChange(REQUEUED_AFTER_STALL_MESSAGE) : undefined,
+        ),
+      );
+    });
+  }
+
   private async process(
     job: Job<TaskJobData, void>,
     token: string | undefined,
@@ -237,8 +267,17 @@ export class TaskWorker {
     try {
       // The job names its tool, so the slot is taken before any Redis read; a task gone or ended
       // meanwhile (cancelled while queued) stops at the read.
-      const release = await this.slots.acquire(job.data.tool, controller.signal);
-      if (!release) return this.afterAbort(job, token, run);
+      const releaseProcessSlot = this.processSlots ? await this.processSlots.acquire('', controller.signal) : () => {};
+      if (!releaseProcessSlot) return this.afterAbort(job, token, run);
+      const releaseToolSlot = await this.slots.acquire(job.data.tool, controller.signal);
+      if (!releaseToolSlot) {
+        releaseProcessSlot();
+        return this.afterAbort(job, token, run);
+      }
+      const release = () => {
+        releaseToolSlot();
+        releaseProcessSlot();
+      };
       let startedNote: NodeJS.Timeout | undefined;
       try {
         const started = await this.store.read(taskId);
@@ -414,6 +453,36 @@ export class TaskWorker {
       .finally(() => this.pendingWrites.delete(tracked));
     this.pendingWrites.add(tracked);
   }
+}
+
+/** The shards named by `indexes` (all when omitted); throws naming an index that is not a shard. */
+function consumedShards(names: RuntimeNames, indexes: readonly number[] | undefined): readonly ShardNames[] {
+  if (indexes === undefined) return names.shards;
+  if (indexes.length === 0) throw new RangeError('consumeShards is empty: a worker must take jobs from some shard');
+  const chosen = new Set<ShardNames>();
+  for (const index of indexes) {
+    const shard = Number.isInteger(index) ? names.shards[index] : undefined;
+    if (!shard) {
+      throw new RangeError(
+        `consumeShards: ${String(index)} is not a shard; the app has shards 0 to ${names.shards.length - 1}`,
+      );
+    }
+    chosen.add(shard);
+  }
+  return [...chosen];
+}
+
+/**
+ * `total` jobs at once over `parts` shard workers: an even split, the remainder to the first,
+ * and at least one each (a process that consumes a shard must be able to run its jobs).
+ */
+export function divideConcurrency(total: number, parts: number): number[] {
+  if (!Number.isInteger(total) || total < 1) {
+    throw new RangeError(`concurrency must be a whole number of 1 or more, got ${String(total)}`);
+  }
+  return Array.from({ length: parts }, (_, index) =>
+    Math.max(1, Math.floor(total / parts) + (index < total % parts ? 1 : 0)),
+  );
 }
 
 type TaskRecordLike = Parameters<typeof expiresAt>[0] & { readonly taskId: string };

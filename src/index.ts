@@ -25,6 +25,8 @@ export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
+export type { TaskServerLimits } from './host/limits.js';
+export { DEFAULT_LIMITS, environmentName, limitsFromEnvironment } from './host/limits.js';
 export type { PrincipalResolver, PrincipalSource } from './host/principal.js';
 export { defaultPrincipalResolver } from './host/principal.js';
 export type { RunOptions } from './host/run.js';
@@ -39,6 +41,8 @@ export type {
   TaskServerStats,
 } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
+export type { TokenTableEntry } from './host/token-table.js';
+export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
 export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';

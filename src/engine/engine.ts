@@ -3,14 +3,15 @@
  * ownership) and leaves storage and execution to a `TaskRuntime`. It knows nothing of the
  * wire: no SDK types, no JSON-RPC codes.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { TaskError, taskNotFound } from './errors.js';
+import { LimitExceeded, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { TaskListener, TaskRuntime } from './runtime.js';
+import { jsonBytes } from './sizes.js';
 import { type InputAnswer, isTerminal, type TaskRecord } from './task.js';
 
 /** Who is asking. `principal` is `null` when nothing identifies the caller. */
@@ -38,6 +39,8 @@ export interface TaskEngineOptions {
   readonly runtime: TaskRuntime;
   readonly policy?: Partial<TaskPolicy>;
   readonly pageSize?: number;
+  /** A `tasks/list` page also stops before its tasks' summaries add up to more bytes than this. */
+  readonly maxListPageBytes?: number;
   readonly clock?: () => number;
   /** Told of each task created, cancelled or answered through this engine. */
   readonly observer?: TaskObserver;
@@ -49,6 +52,7 @@ export class TaskEngine {
   readonly runtime: TaskRuntime;
   readonly policy: TaskPolicy;
   private readonly pageSize: number;
+  private readonly maxListPageBytes: number;
   private readonly clock: () => number;
   /** Live `TaskFollower`s (they register themselves), counted by `waiterStats`. */
   readonly followers = new Set<TaskFollower>();
@@ -60,6 +64,7 @@ export class TaskEngine {
     this.observer = options.observer ?? noObserver;
     this.policy = checkPolicy({ ...DEFAULT_TASK_POLICY, ...options.policy });
     this.pageSize = options.pageSize ?? 50;
+    this.maxListPageBytes = options.maxListPageBytes ?? 1024 * 1024;
     this.clock = options.clock ?? Date.now;
   }
 
@@ -120,23 +125,33 @@ export class TaskEngine {
 
   /** Deletes a task the caller owns, stopping its work first (SEP-1686 `tasks/delete`). */
   async delete(caller: Caller, taskId: string): Promise<void> {
-    await this.get(caller, taskId);
+    const record = await this.get(caller, taskId);
     if (!(await this.runtime.remove(taskId))) throw taskNotFound(taskId);
+    this.observer.observe({ type: 'deleted', task: this.facts(record) });
   }
 
   /**
-   * Creates a task under an id the client chose (the SEP-1686 shim). A taken id is refused, so
-   * a client cannot reach someone else's task by naming it.
+   * The adapters call this when they hand a task's result (or error) to the caller, so the
+   * audit trail (with create, answer, cancel and delete) says who read what.
+   */
+  resultRead(_caller: Caller, record: TaskRecord): void {
+    this.observer.observe({ type: 'result_read', task: this.facts(record) });
+  }
+
+  /**
+   * Creates a task under an id the client chose (the SEP-1686 shim), stored in the caller's
+   * namespace (`clientTaskKey`): another principal may pick the same id without either learning
+   * of the other. An id the caller already uses is refused, atomically, by the runtime's create.
    */
   async createWithId(
     caller: Caller,
-    taskId: string,
+    clientTaskId: string,
     request: CreateTaskRequest & { keepAliveMs?: number },
   ): Promise<TaskRecord> {
-    // Kept until it ends (within the cap), then for its keepAlive (see `keepAliveMs`). A taken
-    // id is refused by the runtime's create, atomically.
-    return this.store(caller, taskId, request, {
+    // Kept until it ends (within the cap), then for its keepAlive (see `keepAliveMs`).
+    return this.store(caller, clientTaskKey(caller, clientTaskId), request, {
       ttlMs: resolveTtl(null, undefined, this.policy),
+      clientTaskId,
       ...(request.keepAliveMs !== undefined && { keepAliveMs: request.keepAliveMs }),
     });
   }
@@ -145,21 +160,35 @@ export class TaskEngine {
     caller: Caller,
     taskId: string,
     request: CreateTaskRequest,
-    retention: { ttlMs: number | null; keepAliveMs?: number },
+    retention: { ttlMs: number | null; keepAliveMs?: number; clientTaskId?: string },
   ): Promise<TaskRecord> {
     const now = this.clock();
-    const record = await this.runtime.create({
-      taskId,
-      owner: caller.principal,
-      tool: request.tool,
-      args: request.args,
-      status: 'working',
-      createdAt: now,
-      lastUpdatedAt: now,
-      pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
-      ...retention,
-      ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
-    });
+    const maxLive = this.policy.maxLiveTasksPerOwner;
+    let record: TaskRecord;
+    try {
+      record = await this.runtime.create(
+        {
+          taskId,
+          owner: caller.principal,
+          tool: request.tool,
+          args: request.args,
+          status: 'working',
+          createdAt: now,
+          lastUpdatedAt: now,
+          pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
+          ...retention,
+          ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
+        },
+        maxLive === null ? {} : { maxLiveForOwner: maxLive },
+      );
+    } catch (error) {
+      if (!(error instanceof TaskError && error.code === 'LIMIT_EXCEEDED') || maxLive === null) throw error;
+      throw new LimitExceeded(
+        'maxLiveTasksPerPrincipal',
+        maxLive,
+        `Too many unfinished tasks for this caller: the limit is ${maxLive} (maxLiveTasksPerPrincipal); wait for some to end or cancel them`,
+      );
+    }
     this.observer.observe({ type: 'created', task: this.facts(record), ttlMs: record.ttlMs });
     return record;
   }
@@ -174,7 +203,19 @@ export class TaskEngine {
     }
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     const page = await this.runtime.list(caller.principal, this.pageSize, after);
-    return { tasks: page.records, ...(page.next && { nextCursor: encodeCursor(page.next) }) };
+    // Bounded by bytes as well as count: the page ends before the task that would pass the
+    // bound (always with at least one task, so a listing cannot stall).
+    let bytes = 0;
+    let kept = 0;
+    for (const record of page.records) {
+      bytes += jsonBytes(listedPart(record));
+      if (kept > 0 && bytes > this.maxListPageBytes) break;
+      kept++;
+    }
+    const tasks = page.records.slice(0, kept);
+    const last = tasks.at(-1);
+    const next = kept < page.records.length && last ? { createdAt: last.createdAt, taskId: last.taskId } : page.next;
+    return { tasks, ...(next && { nextCursor: encodeCursor(next) }) };
   }
 
   /**
@@ -231,6 +272,25 @@ export class TaskEngine {
   subscribe(listener: TaskListener, onGap?: () => void): () => void {
     return this.runtime.subscribe(listener, onGap);
   }
+}
+
+/**
+ * Where a SEP-1686 task with a client-chosen id is stored: the id inside the caller's namespace
+ * (a digest of the principal, so ids of different principals never meet, and never all digits,
+ * which BullMQ refuses as job ids). The client keeps seeing its own id (`clientTaskId`).
+ */
+export function clientTaskKey(caller: Caller, clientTaskId: string): string {
+  const namespace = createHash('sha256')
+    .update(caller.principal === null ? 'anonymous' : `principal:${caller.principal}`)
+    .digest('base64url')
+    .slice(0, 16);
+  return `c.${namespace}.${clientTaskId}`;
+}
+
+/** What a listing shows of a task: everything but its arguments, outcome and replay state. */
+function listedPart(record: TaskRecord): Partial<TaskRecord> {
+  const { args: _args, outcome: _outcome, steps: _steps, inputAnswers: _answers, ...listed } = record;
+  return listed;
 }
 
 export function isVisibleTo(record: TaskRecord, caller: Caller): boolean {

@@ -14,7 +14,9 @@ export type TaskErrorCode =
   /** The runtime could not store or read the task (e.g. Redis unreachable). */
   | 'RUNTIME_UNAVAILABLE'
   /** A client-chosen task id (SEP-1686) that is already taken. */
-  | 'DUPLICATE_TASK';
+  | 'DUPLICATE_TASK'
+  /** A quota of the caller is used up (see `LimitExceeded`). */
+  | 'LIMIT_EXCEEDED';
 
 export class TaskError extends Error {
   override readonly name = 'TaskError';
@@ -24,6 +26,17 @@ export class TaskError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/** A bound on what one caller may hold or send, named as it is configured, with its value. */
+export class LimitExceeded extends TaskError {
+  constructor(
+    readonly limit: string,
+    readonly value: number,
+    message: string,
+  ) {
+    super('LIMIT_EXCEEDED', message);
   }
 }
 

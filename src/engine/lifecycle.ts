@@ -61,6 +61,10 @@ export type LifecycleEvent =
       readonly cause?: unknown;
     }
   | { readonly type: 'cancelled'; readonly task: TaskFacts }
+  /** Deleted by its owner (SEP-1686 `tasks/delete`). */
+  | { readonly type: 'deleted'; readonly task: TaskFacts }
+  /** Its result (or error) was handed to its caller: the audit trail of who read what. */
+  | { readonly type: 'result_read'; readonly task: TaskFacts }
   | { readonly type: 'expired'; readonly task: TaskFacts }
   /** The run ended because the process stopped or the task was cancelled while it ran. */
   | { readonly type: 'aborted'; readonly task: TaskFacts; readonly reason: string }

@@ -13,6 +13,11 @@ export interface TaskPolicy {
   readonly defaultPollIntervalMs: number;
   /** Lower bound on the suggested poll interval, so no tool invites a polling storm. */
   readonly minPollIntervalMs: number;
+  /**
+   * Tasks one principal may have that have not ended (anonymous callers count together);
+   * `null` for no bound. A create over it is refused; nothing already accepted is dropped.
+   */
+  readonly maxLiveTasksPerOwner: number | null;
 }
 
 export const DEFAULT_TASK_POLICY: TaskPolicy = {
@@ -21,6 +26,7 @@ export const DEFAULT_TASK_POLICY: TaskPolicy = {
   maxTtlMs: 24 * 60 * 60 * 1000,
   defaultPollIntervalMs: 1000,
   minPollIntervalMs: 100,
+  maxLiveTasksPerOwner: 1000,
 };
 
 /**

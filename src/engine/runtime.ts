@@ -29,6 +29,10 @@ export interface TaskEvent {
 
 export type TaskListener = (event: TaskEvent) => void;
 
+export interface CreateOptions {
+  readonly maxLiveForOwner?: number;
+}
+
 export interface TaskRuntime {
   /** A short name for logs (`memory`, `bullmq`). */
   readonly kind: string;
@@ -37,9 +41,11 @@ export interface TaskRuntime {
   /**
    * Stores the record and schedules its execution. Resolves only once `get` (from any
    * process sharing the runtime) finds the task: dialect C's durable-create rule. Rejects with
-   * `TaskError('DUPLICATE_TASK')`, atomically, when a task with that id exists.
+   * `TaskError('DUPLICATE_TASK')`, atomically, when a task with that id exists, and with
+   * `TaskError('LIMIT_EXCEEDED')`, atomically, when the owner (anonymous callers together)
+   * already has `maxLiveForOwner` tasks that have not ended.
    */
-  create(record: NewTaskRecord): Promise<TaskRecord>;
+  create(record: NewTaskRecord, options?: CreateOptions): Promise<TaskRecord>;
   /** The record, or `undefined` if unknown or past its TTL. */
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** One page of `owner`'s tasks in creation order, starting after `after`. */

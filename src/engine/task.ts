@@ -82,6 +82,8 @@ export interface TaskRecord {
    * cap it was created with. Its presence also marks the task as speaking that dialect.
    */
   readonly keepAliveMs?: number;
+  /** The id a SEP-1686 client chose; `taskId` is where it is stored, in the client's namespace. */
+  readonly clientTaskId?: string;
 }
 
 /** What a runtime needs to store a new task; the engine fills in ids, clocks and policy. */

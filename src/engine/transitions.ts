@@ -3,6 +3,7 @@
  * a method that finishes after its task was cancelled cannot resurrect it.
  */
 import { TaskError } from './errors.js';
+import { truncateStatusMessage } from './sizes.js';
 import {
   type InputAnswer,
   isTerminal,
@@ -50,7 +51,9 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     throw new TaskError('TASK_TERMINAL', `Task ${record.taskId} cannot become ${change.status} without an outcome`);
   }
   const { statusMessage: _previous, inputRequests: _requests, ...rest } = record;
-  const statusMessage = change.statusMessage === undefined ? record.statusMessage : (change.statusMessage ?? undefined);
+  const message = change.statusMessage === undefined ? record.statusMessage : (change.statusMessage ?? undefined);
+  // Every status write passes here, so no runtime stores a message longer than the bound.
+  const statusMessage = message === undefined ? undefined : truncateStatusMessage(message);
   // A task that ended has nobody left to ask: its questions are withdrawn.
   const inputRequests = isTerminal(change.status) ? undefined : (change.inputRequests ?? record.inputRequests);
   return {

@@ -3,6 +3,10 @@
  * per-request handler; 2025-11-25 traffic goes to a sessionful transport with one `Server`
  * per session (workaround 4: the SDK's stateless legacy default loses the client's answer to
  * an elicitation sent on a blocked `tasks/result`).
+ *
+ * Every request is admitted from its headers alone (host, origin, bearer token, principal)
+ * before its body is read; the body is then read within its size and depth bounds, once, and
+ * handed on parsed.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -19,9 +23,15 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
+import { isPlainObject } from '../protocol/params.js';
+import { ErrorCode, type RpcError } from '../protocol/rpc-error.js';
 import type { Logger } from '../tools/logger.js';
+import { readJsonBody } from './json-body.js';
+import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import { PrincipalSlots } from './principal-slots.js';
 import type { Era } from './protocol-server.js';
+import { type RateLimits, rateKindOf } from './rate-limits.js';
 import { fillMissingTaskName } from './task-name-header.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 import type { WaiterRegistry } from './waiters.js';
@@ -56,10 +66,31 @@ export interface HttpFrontOptions {
 
 export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => Server;
 
+/** Who a request comes from, decided from its headers before anything else is done for it. */
+export interface Admission {
+  readonly authInfo?: AuthInfo;
+  readonly caller: Caller;
+}
+
 interface LegacySession {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly server: Server;
+  /** The principal that initialized the session: the only one that may use it. */
+  readonly principal: string | null;
+  readonly release: () => void;
   lastSeen: number;
+}
+
+export interface HttpFrontDeps {
+  readonly engine: TaskEngine;
+  readonly principals: PrincipalResolver;
+  readonly logger: Logger;
+  readonly limits?: TaskServerLimits;
+  readonly rateLimits?: RateLimits;
+  /** Counts the waits held open (listen streams among them), for the metrics. */
+  readonly waiters: WaiterRegistry;
+  /** Caps on listen streams per principal, shared with nothing else. */
+  readonly listenSlots?: PrincipalSlots;
 }
 
 export class HttpFront {
@@ -70,18 +101,20 @@ export class HttpFront {
   private readonly allowedOrigins: string[];
   private readonly sweeper: NodeJS.Timeout;
   private readonly sessionIdleMs: number;
+  private readonly limits: TaskServerLimits;
+  private readonly sessionSlots: PrincipalSlots;
+  private readonly listenSlots: PrincipalSlots;
 
   constructor(
     private readonly factory: SessionServerFactory,
-    private readonly engine: TaskEngine,
-    private readonly principals: PrincipalResolver,
-    private readonly waiters: WaiterRegistry,
-    logger: Logger,
+    private readonly deps: HttpFrontDeps,
     private readonly options: HttpFrontOptions = {},
   ) {
+    this.limits = deps.limits ?? DEFAULT_LIMITS;
     this.modern = createMcpHandler(({ era }) => factory({ era, listTasks: false }), {
       legacy: 'reject',
-      onerror: (error) => logger.debug('2026-07-28 request rejected', { error: error.message }),
+      maxRequestBodySize: this.limits.maxBodyBytes,
+      onerror: (error) => deps.logger.debug('2026-07-28 request rejected', { error: error.message }),
     });
     this.bearer = options.auth
       ? requireBearerAuth({
@@ -93,6 +126,18 @@ export class HttpFront {
     this.allowedHosts = [...(options.allowedHosts ?? localhostAllowedHostnames())];
     this.allowedOrigins = [...(options.allowedOrigins ?? localhostAllowedOrigins())];
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+    this.sessionSlots = new PrincipalSlots(
+      this.limits.maxSessionsPerPrincipal,
+      'maxSessionsPerPrincipal',
+      'open sessions',
+    );
+    this.listenSlots =
+      deps.listenSlots ??
+      new PrincipalSlots(
+        this.limits.maxListenStreamsPerPrincipal,
+        'maxListenStreamsPerPrincipal',
+        'open listen streams',
+      );
     this.sweeper = setInterval(() => this.closeIdleSessions(), Math.min(60_000, this.sessionIdleMs));
     this.sweeper.unref();
   }
@@ -108,10 +153,6 @@ export class HttpFront {
   }
 
   private openStreams = 0;
-
-  async fetch(request: Request): Promise<Response> {
-    return this.countStream(await this.serve(request));
-  }
 
   /** An event stream is counted from its response until its body ends or the client leaves. */
   private countStream(response: Response): Response {
@@ -144,89 +185,136 @@ export class HttpFront {
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
-  /**
-   * The checks every request to `/mcp` passes (Host, Origin, bearer token), for other routes
-   * that must sit behind the same door (the dashboard): the caller, or the refusal to answer.
-   */
-  async admit(request: Request): Promise<{ caller: Caller } | Response> {
-    const admitted = await this.check(request);
-    if (admitted instanceof Response) return admitted;
-    const principal = await resolvePrincipal(this.principals, {
-      transport: 'http',
-      headers: request.headers,
-      ...(admitted.authInfo && { authInfo: admitted.authInfo }),
-    });
-    return { caller: { principal } };
+  /** Serves one web-standard request: admission from the headers, then the request itself. */
+  async fetch(request: Request): Promise<Response> {
+    const admission = await this.admit(request);
+    return admission instanceof Response ? admission : this.serve(request, admission);
   }
 
-  private async check(request: Request): Promise<{ authInfo?: AuthInfo } | Response> {
+  /**
+   * Decides from the headers alone whether the request may go on: host and origin, the bearer
+   * token, and a principal for it. A verified token that names nobody is refused: a client id
+   * is not a user, and every user of that client would share one principal.
+   */
+  async admit(request: Request): Promise<Admission | Response> {
     const rejected =
       hostHeaderValidationResponse(request, this.allowedHosts) ??
       originValidationResponse(request, this.allowedOrigins);
     if (rejected) return rejected;
+    const declared = Number(request.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > this.limits.maxBodyBytes) return bodyTooLarge(this.limits.maxBodyBytes);
+    let authInfo: AuthInfo | undefined;
     if (this.bearer && (this.options.auth?.required !== false || request.headers.has('authorization'))) {
       const verdict = await this.bearer(request);
-      if (verdict instanceof Response) return verdict;
-      return { authInfo: verdict };
+      if (verdict instanceof Response) return withConnectionClose(verdict);
+      authInfo = verdict;
     }
-    return {};
+    const principal = await resolvePrincipal(this.deps.principals, {
+      transport: 'http',
+      headers: request.headers,
+      ...(authInfo && { authInfo }),
+    });
+    if (authInfo && principal === null) {
+      const message = 'The access token names no subject (sub), and nothing else identifies its user';
+      return new Response(JSON.stringify({ error: 'invalid_token', error_description: message }), {
+        status: 401,
+        headers: {
+          'content-type': 'application/json',
+          'www-authenticate': `Bearer error="invalid_token", error_description="${message}"`,
+          connection: 'close',
+        },
+      });
+    }
+    return { ...(authInfo && { authInfo }), caller: { principal } };
   }
 
-  private async serve(request: Request): Promise<Response> {
-    const admitted = await this.check(request);
-    if (admitted instanceof Response) return admitted;
-    const authInfo = admitted.authInfo;
+  /** Serves an admitted request (its event streams counted while they are open). */
+  async serve(request: Request, admission: Admission): Promise<Response> {
+    return this.countStream(await this.route(request, admission));
+  }
+
+  /** Reads the body within bounds, applies rate limits, and hands the request to its era. */
+  private async route(request: Request, admission: Admission): Promise<Response> {
+    let parsedBody: unknown;
+    if (request.method.toUpperCase() === 'POST') {
+      const reading = await readJsonBody(request, this.limits);
+      if (!reading.ok) return reading.response;
+      parsedBody = reading.body;
+      const limited = await this.rateLimit(parsedBody, admission.caller.principal);
+      if (limited) return limited;
+    }
+    const authOptions = admission.authInfo ? { authInfo: admission.authInfo } : {};
     // Workaround 6: the SDK's listen router would drop `taskIds`; serve those streams here.
-    const listen = await readTaskListen(request);
-    if (listen)
+    const listen = readTaskListen(request, parsedBody);
+    if (listen) {
       return serveTaskListen(request, listen, {
-        engine: this.engine,
-        principals: this.principals,
-        waiters: this.waiters,
-        ...(authInfo && { authInfo }),
+        engine: this.deps.engine,
+        caller: admission.caller,
+        waiters: this.deps.waiters,
+        slots: this.listenSlots,
+        maxTaskIds: this.limits.maxTaskIdsPerListen,
       });
-    if (await isLegacyRequest(request)) return this.legacy(request, authInfo);
-    const modern = this.options.allowMissingMcpName ? await fillMissingTaskName(request) : request;
-    return this.modern.fetch(modern, authInfo ? { authInfo } : undefined);
+    }
+    if (await isLegacyRequest(request, parsedBody)) return this.legacy(request, admission, parsedBody);
+    const modern = this.options.allowMissingMcpName ? fillMissingTaskName(request, parsedBody) : request;
+    return this.modern.fetch(modern, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
+    for (const session of sessions) session.release();
     await Promise.allSettled(sessions.flatMap(({ transport, server }) => [transport.close(), server.close()]));
     await this.modern.close();
   }
 
-  private async legacy(request: Request, authInfo: AuthInfo | undefined): Promise<Response> {
-    const options = authInfo ? { authInfo } : undefined;
+  /** Each request of a batch counts; the first one over the budget refuses the whole POST. */
+  private async rateLimit(body: unknown, principal: string | null): Promise<Response | undefined> {
+    const rateLimits = this.deps.rateLimits;
+    if (!rateLimits) return undefined;
+    for (const message of Array.isArray(body) ? body : [body]) {
+      if (!isPlainObject(message)) continue;
+      const kind = rateKindOf(message.method);
+      if (!kind) continue;
+      const limited = await rateLimits.consume(principal, kind);
+      if (limited) return limited.toResponse(message.id);
+    }
+    return undefined;
+  }
+
+  private async legacy(request: Request, admission: Admission, parsedBody: unknown): Promise<Response> {
+    const options = {
+      ...(admission.authInfo && { authInfo: admission.authInfo }),
+      ...(parsedBody !== undefined && { parsedBody }),
+    };
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId) {
       const session = this.sessions.get(sessionId);
-      if (!session) {
-        return Response.json(
-          { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null },
-          { status: 404 },
-        );
-      }
+      // Another principal (or an anonymous caller) holding the id learns nothing: same as unknown.
+      if (!session || session.principal !== admission.caller.principal) return sessionNotFound();
       session.lastSeen = Date.now();
       return session.transport.handleRequest(request, options);
     }
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
-    const principal = await resolvePrincipal(this.principals, {
-      transport: 'http',
-      headers: request.headers,
-      ...(authInfo && { authInfo }),
-    });
-    const server = this.factory({ era: 'legacy', listTasks: principal !== null });
+    const release = this.sessionSlots.tryAcquire(admission.caller.principal);
+    if (!release) return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
+    const server = this.factory({ era: 'legacy', listTasks: admission.caller.principal !== null });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { transport, server, lastSeen: Date.now() });
+        this.sessions.set(id, {
+          transport,
+          server,
+          principal: admission.caller.principal,
+          release,
+          lastSeen: Date.now(),
+        });
       },
       onsessionclosed: (id) => {
         this.sessions.delete(id);
+        release();
         void server.close();
       },
     });
@@ -234,6 +322,7 @@ export class HttpFront {
     const response = await transport.handleRequest(request, options);
     if (transport.sessionId === undefined) {
       // Not an initialize after all: the transport has answered with its error; drop the pair.
+      release();
       await Promise.allSettled([transport.close(), server.close()]);
     }
     return response;
@@ -244,7 +333,41 @@ export class HttpFront {
     for (const [id, session] of this.sessions) {
       if (session.lastSeen >= cutoff) continue;
       this.sessions.delete(id);
+      session.release();
       void Promise.allSettled([session.transport.close(), session.server.close()]);
     }
   }
+}
+
+export function bodyTooLarge(maxBodyBytes: number): Response {
+  return Response.json(
+    {
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: ErrorCode.InvalidRequest,
+        message: `The request body is over the ${maxBodyBytes}-byte limit (maxBodyBytes)`,
+      },
+    },
+    { status: 413, headers: { connection: 'close' } },
+  );
+}
+
+function sessionNotFound(): Response {
+  return Response.json(
+    { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null },
+    { status: 404 },
+  );
+}
+
+function errorResponse(error: RpcError, body: unknown, status: number): Response {
+  const id = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+  return Response.json({ jsonrpc: '2.0', id, error: error.toJSON() }, { status });
+}
+
+/** A refused request's body is never read: close the connection rather than drain it. */
+function withConnectionClose(response: Response): Response {
+  const headers = new Headers(response.headers);
+  headers.set('connection', 'close');
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

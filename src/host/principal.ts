@@ -20,14 +20,17 @@ export type PrincipalResolver = (
 ) => string | null | undefined | Promise<string | null | undefined>;
 
 /**
- * The default: a verified token's subject (`authInfo.extra.sub`, else its `clientId`) over
- * HTTP, the operating-system user over stdio, and anonymous otherwise. It never trusts a
- * header that nothing verified.
+ * The default: the subject of a verified token (`authInfo.extra.sub`, the only `AuthInfo`
+ * field it reads) over HTTP, the operating-system user over stdio, and anonymous otherwise.
+ * A token without a subject gives no principal, and the HTTP front refuses it (401): a client
+ * id names an application, not a user, and every user of one client would share its tasks.
+ * An app whose tokens carry the user elsewhere passes its own `resolvePrincipal`. It never
+ * trusts a header that nothing verified.
  */
 export const defaultPrincipalResolver: PrincipalResolver = (source) => {
   if (source.authInfo) {
     const subject = source.authInfo.extra?.sub;
-    return typeof subject === 'string' && subject.length > 0 ? `sub:${subject}` : `client:${source.authInfo.clientId}`;
+    return typeof subject === 'string' && subject.length > 0 ? `sub:${subject}` : null;
   }
   return source.transport === 'stdio' ? localUser() : null;
 };

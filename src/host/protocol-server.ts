@@ -3,6 +3,7 @@
  * wired to the dialect adapters. Each workaround for the SDK lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
+import { randomBytes } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type JSONRPCRequest,
@@ -13,7 +14,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Caller, TaskEngine } from '../engine/engine.js';
+import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import { type DialectA, isTaskA, readTaskRequestA, toTaskA } from '../protocol/dialect-a.js';
@@ -30,6 +31,8 @@ import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import type { PrincipalSlots } from './principal-slots.js';
+import { type RateLimits, rateKindOf } from './rate-limits.js';
 import type { WaiterRegistry } from './waiters.js';
 
 export type Era = 'legacy' | 'modern';
@@ -44,6 +47,10 @@ export interface ProtocolServerDeps {
   readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
   readonly instructions?: string;
   readonly logger: Logger;
+  /** Per-principal request budgets. HTTP applies them before dispatch (429); stdio here. */
+  readonly rateLimits?: RateLimits;
+  /** Caps the requests that wait for a task's end (`tasks/result`, SEP-1686 task calls) per principal. */
+  readonly blockingSlots?: PrincipalSlots;
   /** Counts the waits this server's handlers hold open (blocking `tasks/result`s). */
   readonly waiters: WaiterRegistry;
   /** Hears how each request ended: `ok` or its JSON-RPC error code (for metrics). */
@@ -67,6 +74,17 @@ export interface ProtocolServerOptions {
  * SDK's HTTP 404.) Arguments are validated by the tool registry instead.
  */
 class TaskProtocolServer extends Server {
+  constructor(...args: ConstructorParameters<typeof Server>) {
+    super(...args);
+    // Ids of requests to the client (elicitations) count up from 0 in the SDK, so anyone who
+    // can post to the session could answer them. Each read draws a fresh random id instead.
+    Object.defineProperty(this, '_requestMessageId', {
+      get: unguessableRequestId,
+      set: () => {},
+      configurable: true,
+    });
+  }
+
   /**
    * Tasks exist in protocol 2025-11-25 and later: an older session (2025-06-18, ...) is not
    * offered them (docs/traceability.md, D rows). The SDK asks for the capabilities after negotiating.
@@ -85,6 +103,11 @@ class TaskProtocolServer extends Server {
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     return method === 'tools/call' ? handler : super._wrapHandler(method, handler);
   }
+}
+
+/** 48 random bits, as a number: the SDK increments the field, which must stay numeric. */
+function unguessableRequestId(): number {
+  return randomBytes(6).readUIntBE(0, 6);
 }
 
 const TaskIdParams = { params: z.looseObject({ taskId: z.string() }) };
@@ -165,6 +188,12 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         },
         async () => {
           try {
+            // Over HTTP the front has counted the request already (and answers 429 itself).
+            const kind = options.transport === 'stdio' ? rateKindOf(method) : undefined;
+            if (kind && deps.rateLimits) {
+              const limited = await deps.rateLimits.consume((await caller(ctx)).principal, kind);
+              if (limited) throw limited;
+            }
             const result = (await run(params, ctx)) as Result;
             deps.onRequest?.(method, 'ok');
             return result;
@@ -190,11 +219,14 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (request: { params?: Params }, ctx) => {
         const taskRequestA = a && readTaskRequestA(request.params);
         if (a && taskRequestA) {
-          return a.callTool(request.params, taskRequestA, {
-            ...(await legacyCallContext(ctx)),
-            announce: (notification) => ctx.mcpReq.notify(notification as never),
-            ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
-          });
+          const context = await legacyCallContext(ctx);
+          return whileBlocking(deps, context.caller, () =>
+            a.callTool(request.params, taskRequestA, {
+              ...context,
+              announce: (notification) => ctx.mcpReq.notify(notification as never),
+              ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
+            }),
+          );
         }
         const context = await legacyCallContext(ctx);
         const result = await b.callTool(request.params, context);
@@ -204,8 +236,13 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       }),
     );
     // A task answers in the dialect that created it; without the SEP-1686 shim that is always B.
-    const createdThroughA = async (params: Params, who: Caller) =>
-      a !== undefined && isTaskA(await asRpc(() => deps.engine.get(who, requireTaskId(params))));
+    // A client-chosen id names a task in the caller's own namespace (see `clientTaskKey`).
+    const createdThroughA = async (params: Params, who: Caller) => {
+      if (!a) return false;
+      requireTaskId(params);
+      const record = await a.find(params, who);
+      return record !== undefined && isTaskA(record);
+    };
     // Workaround 2: every tasks/* handler uses the three-argument schema form.
     server.setRequestHandler(
       'tasks/get',
@@ -221,17 +258,19 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
         if (a && (await createdThroughA(params, who))) return a.getTaskResult(params, who);
-        const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
-        try {
-          return await b.getTaskResult(
-            params,
-            who,
-            waitSignal(ctx),
-            server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
-          );
-        } finally {
-          registration.leave();
-        }
+        return whileBlocking(deps, who, async () => {
+          const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
+          try {
+            return await b.getTaskResult(
+              params,
+              who,
+              waitSignal(ctx),
+              server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+            );
+          } finally {
+            registration.leave();
+          }
+        });
       }),
     );
     if (a) {
@@ -244,7 +283,13 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     server.setRequestHandler(
       'tasks/cancel',
       TaskIdParams,
-      handle(async (params: Params, ctx) => b.cancelTask(params, await caller(ctx))),
+      handle(async (params: Params, ctx) => {
+        const who = await caller(ctx);
+        if (!(a && (await createdThroughA(params, who)))) return b.cancelTask(params, who);
+        const clientTaskId = requireTaskId(params);
+        const cancelled = await b.cancelTask({ ...params, taskId: clientTaskKey(who, clientTaskId) }, who);
+        return { ...cancelled, taskId: clientTaskId };
+      }),
     );
     if (options.listTasks) {
       server.setRequestHandler(
@@ -288,6 +333,19 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     );
   }
   return server;
+}
+
+/** Runs a request that waits for a task's end while holding one of the caller's blocking slots. */
+async function whileBlocking<T>(deps: ProtocolServerDeps, who: Caller, run: () => Promise<T>): Promise<T> {
+  const slots = deps.blockingSlots;
+  if (!slots) return run();
+  const release = slots.tryAcquire(who.principal);
+  if (!release) throw slots.refusal();
+  try {
+    return await run();
+  } finally {
+    release();
+  }
 }
 
 /** `tasks/list` with the shim on: each task in the fields of the dialect that created it. */

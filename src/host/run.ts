@@ -3,6 +3,7 @@
  * where, and shut down cleanly on SIGTERM/SIGINT.
  */
 import { readConfigOrExit } from './config.js';
+import { limitsFromEnvironment } from './limits.js';
 import { createTaskServer, type ListenOptions, type TaskServer, type TaskServerOptions } from './task-server.js';
 
 export interface RunOptions extends TaskServerOptions {
@@ -12,9 +13,9 @@ export interface RunOptions extends TaskServerOptions {
 }
 
 /**
-/**
  * Reads the environment once (see `readConfig`: `REDIS_URL`, `REDIS_PREFIX`, `WORKERS`, `PORT`,
- * `HOST`, the worker timings) unless the options say otherwise. A bad value ends the process
+ * `HOST`, the worker timings; and the limits, `MCP_TASK_<LIMIT>`, see `limitsFromEnvironment`)
+ * unless the options say otherwise. A bad value ends the process
  * with one line naming the variable and what it accepts (exit status 2). `ALLOWED_HOSTS` and
  * `ALLOWED_ORIGINS` (comma-separated host names for the DNS-rebinding checks, for a server
  * reached by other names than localhost) widen the HTTP front's defaults.
@@ -28,10 +29,12 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const argv = options.argv ?? process.argv.slice(2);
   let server: TaskServer;
   try {
+    const limits = { ...limitsFromEnvironment(), ...options.limits };
     server = createTaskServer({
       // Over stdio, stdout carries the protocol: even the first log line goes to stderr.
       ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
       ...options,
+      limits,
       ...(redis && { redis }),
       ...(workers !== undefined && { workers }),
       ...((allowedHosts || allowedOrigins) && {

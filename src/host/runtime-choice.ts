@@ -34,8 +34,8 @@ export interface RedisSetup {
 export interface RuntimeChoice {
   readonly redis?: RedisConnection | RedisSetup;
   /**
-   * Tasks this process runs at once. With Redis, `0` leaves all work to worker processes
-   * (default 8); in-process, the default is unlimited.
+   * Tasks this process runs at once (default 8); the rest wait, `working` with the message
+   * `queued`. With Redis, `0` leaves all work to worker processes.
    */
   readonly workers?: number;
 }
@@ -62,7 +62,7 @@ export function chooseRuntime(
     }
     return new MemoryTaskRuntime({
       executor,
-      ...(choice.workers !== undefined && { concurrency: choice.workers }),
+      concurrency: choice.workers ?? DEFAULT_WORKER_CONCURRENCY,
       ...(observer && { observer }),
       ...(clock && { clock }),
     });
@@ -83,7 +83,7 @@ export function chooseRuntime(
 /** What the start-up log says about durability, so nobody mistakes the embedded runtime for a durable one. */
 export function describeRuntime(runtime: TaskRuntime, workers: number | undefined): string {
   if (runtime.kind === 'memory') {
-    return 'task runtime: in-process (tasks are lost when this process stops; set REDIS_URL for durable tasks)';
+    return `task runtime: in-process, ${workers ?? DEFAULT_WORKER_CONCURRENCY} tasks at once (tasks are lost when this process stops; set REDIS_URL for durable tasks)`;
   }
   const work =
     workers === 0

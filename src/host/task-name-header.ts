@@ -10,19 +10,17 @@ import { isPlainObject } from '../protocol/params.js';
 
 const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
-export async function fillMissingTaskName(request: Request): Promise<Request> {
+/** `request` with `Mcp-Name` filled in from its body (already read and parsed), when allowed. */
+export function fillMissingTaskName(request: Request, body: unknown): Request {
   if (request.method !== 'POST' || request.headers.has('mcp-name')) return request;
   const method = request.headers.get('mcp-method')?.trim();
   if (!method || !TASK_METHODS.has(method)) return request;
-  const body: unknown = await request
-    .clone()
-    .json()
-    .catch(() => undefined);
   if (!isPlainObject(body) || body.method !== method || !isPlainObject(body.params)) return request;
   const taskId = body.params.taskId;
   // Anything unusual (no id, a batch, a different method) is left for the SDK to refuse.
   if (typeof taskId !== 'string' || taskId === '' || !/^[\x21-\x7e]+$/.test(taskId)) return request;
   const headers = new Headers(request.headers);
   headers.set('mcp-name', taskId);
-  return new Request(request, { headers, duplex: 'half' } as RequestInit);
+  // The body was read once by the front and travels parsed, so the copy carries none.
+  return new Request(request.url, { method: request.method, headers, signal: request.signal });
 }

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type { Server } from '@modelcontextprotocol/server';
+import type { AuthInfo, Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import {
   DASHBOARD_PATH,
@@ -24,14 +24,24 @@ import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
+import {
+  closeClient,
+  createRedisClient,
+  DEFAULT_PREFIX,
+  DEFAULT_QUEUE,
+  type RedisClient,
+} from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { HttpFront, type HttpFrontOptions } from './http-front.js';
+import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
+import { resolveLimits, type TaskServerLimits } from './limits.js';
 import { checkOf, operatorRoutes, type Route } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
+import { PrincipalSlots } from './principal-slots.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
-import { chooseRuntime, describeRuntime, type RuntimeChoice } from './runtime-choice.js';
+import { RateLimits } from './rate-limits.js';
+import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, redisSetup } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
 import { WaiterRegistry, type WaiterStats } from './waiters.js';
 
@@ -68,6 +78,12 @@ export interface TaskServerOptions extends RuntimeChoice {
   /** Who owns a task. See `defaultPrincipalResolver`. */
   readonly resolvePrincipal?: PrincipalResolver;
   readonly http?: HttpFrontOptions;
+  /**
+   * Bounds on what one caller may send, hold and ask for; each has a documented default (see
+   * `DEFAULT_LIMITS` and the README's "Limits" table). `runTaskServer` also reads them from
+   * `MCP_TASK_<NAME>` environment variables.
+   */
+  readonly limits?: Partial<TaskServerLimits>;
   /**
    * Where lines go: the framework's `Logger`, or a pino(-compatible) logger of the app. Default:
    * pino, JSON lines on stdout (readable in a terminal; stderr once serving stdio), level from
@@ -153,7 +169,14 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     : undefined;
   // A silenced logger needs no lifecycle lines built for it (benchmarks, tests).
   const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'server'), metrics]);
-  const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
+  const limits = resolveLimits(options.limits);
+  const registry = new ToolRegistry({
+    manifest: options.manifest,
+    instances: options.instances,
+    logger,
+    observer,
+    maxResultBytes: limits.maxResultBytes,
+  });
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
@@ -161,12 +184,16 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const engine = new TaskEngine({
     runtime,
     ...(options.clock && { clock: options.clock }),
-    ...(options.policy && { policy: options.policy }),
+    policy: { maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal, ...options.policy },
+    maxListPageBytes: limits.maxListPageBytes,
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
     observer,
   });
-  const calls = new ToolCalls(engine, registry);
+  const calls = new ToolCalls(engine, registry, limits);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
+  // On Redis the rate counters are shared by every server process of the app.
+  const rateStore = options.redis && !options.runtime ? rateLimitStore(redisSetup(options.redis), logger) : undefined;
+  const rateLimits = new RateLimits(limits, rateStore);
   const waiters = new WaiterRegistry();
   const deps: ProtocolServerDeps = {
     engine,
@@ -181,6 +208,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     ...(options.instructions !== undefined && { instructions: options.instructions }),
     logger,
+    rateLimits,
+    blockingSlots: new PrincipalSlots(
+      limits.maxBlockingResultsPerPrincipal,
+      'maxBlockingResultsPerPrincipal',
+      'waiting tasks/result calls',
+    ),
     waiters,
     ...(metrics && { onRequest: (method: string, outcome: number | 'ok') => metrics.rpcRequest(method, outcome) }),
   };
@@ -204,10 +237,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
   const httpFront = new HttpFront(
     (unit) => serverFor({ ...unit, transport: 'http' }),
-    engine,
-    principals,
-    waiters,
-    logger,
+    { engine, principals, logger, limits, rateLimits, waiters },
     options.http,
   );
   const listeners = new Set<ListeningServer>();
@@ -257,21 +287,45 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       const path = listen.path ?? '/mcp';
       const host = listen.host ?? process.env.HOST ?? '127.0.0.1';
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
-      const handle = toNodeHandler({
-        fetch: (request: Request) =>
-          dispatch(request, async (forward) =>
-            new URL(forward.url).pathname === path
-              ? httpFront.fetch(forward)
-              : new Response(`Not found. The MCP endpoint is ${path}\n`, {
+      const handle = toNodeHandler(
+        {
+          fetch: (request: Request, options?: { authInfo?: AuthInfo }) =>
+            dispatch(request, async (forward) => {
+              if (new URL(forward.url).pathname !== path) {
+                return new Response(`Not found. The MCP endpoint is ${path}\n`, {
                   status: 404,
                   headers: { 'content-type': 'text/plain' },
-                }),
-          ),
-      });
-      const server = http.createServer((req, res) => {
+                });
+              }
+              // toNodeHandler hands over a new Request; the admission travels as its `authInfo`.
+              const admission =
+                (options?.authInfo as AdmittedAuth | undefined)?.[ADMISSION] ?? (await httpFront.admit(forward));
+              return admission instanceof Response ? admission : httpFront.serve(forward, admission);
+            }),
+        },
+        { maxRequestBodySize: limits.maxBodyBytes },
+      );
+      // Timeouts are checked this often (Node's default, 30 s, would let a slow client hold a
+      // connection for up to 30 s past its timeout).
+      const checkEvery = Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs);
+      const server = http.createServer({ connectionsCheckingInterval: checkEvery }, async (req, res) => {
+        // The body of an MCP request is read (bounded) only once the front admitted its headers.
+        if (new URL(req.url ?? '/', 'http://localhost').pathname === path) {
+          const admission = await httpFront.admit(headersOnly(req));
+          if (admission instanceof Response) {
+            metrics?.httpRequest(req.method ?? 'POST', admission.status);
+            await writeWithoutBody(res, admission);
+            return;
+          }
+          (req as { auth?: AuthInfo }).auth = carryAdmission(admission);
+        }
         flushEventStreamHeaders(res);
         void handle(req, res);
       });
+      server.maxConnections = limits.maxConnections;
+      server.headersTimeout = limits.headersTimeoutMs;
+      server.requestTimeout = limits.requestTimeoutMs;
+      server.keepAliveTimeout = limits.keepAliveTimeoutMs;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => resolve());
@@ -307,8 +361,53 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       await Promise.allSettled([...stdioHandles].map((handle) => handle.close()));
       await httpFront.close();
       await runtime.close();
+      if (rateStore) await closeClient(rateStore.redis);
     },
   };
+}
+
+/** The Redis connection the rate limits count in, under the app's key prefix. */
+function rateLimitStore(setup: RedisSetup, logger: Logger): { redis: RedisClient; prefix: string } {
+  return {
+    redis: createRedisClient(setup.connection, 'request', logger, 'rate-limits'),
+    prefix: `${setup.prefix ?? DEFAULT_PREFIX}::${setup.queue ?? DEFAULT_QUEUE}`,
+  };
+}
+
+const ADMISSION = Symbol('mcp-task-server admission');
+type AdmittedAuth = AuthInfo & { [ADMISSION]?: Admission };
+
+/**
+ * The node adapter passes `req.auth` on as the request's `authInfo`; the admission rides along
+ * on it, so the front does not resolve the principal twice. Without a token there is no
+ * `AuthInfo` to give the SDK, so the carrier is an object the front unwraps again.
+ */
+function carryAdmission(admission: Admission): AuthInfo {
+  const carrier = (admission.authInfo ? { ...admission.authInfo } : {}) as AdmittedAuth;
+  carrier[ADMISSION] = admission;
+  return carrier;
+}
+
+/** The request's method, URL and headers, without its body: all admission may look at. */
+function headersOnly(req: http.IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
+    method: req.method ?? 'GET',
+    headers,
+  });
+}
+
+/** Answers a refused request without reading its body, and closes the connection so none is drained. */
+async function writeWithoutBody(res: http.ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of response.headers) headers[name] = value;
+  headers.connection = 'close';
+  res.writeHead(response.status, headers);
+  res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 /**

@@ -4,7 +4,6 @@
  * requests are served here: an SSE stream that opens with the acknowledgement and then carries
  * `notifications/tasks` (the task as `tasks/get` would show it) on every change.
  */
-import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { TaskFollower } from '../engine/follow.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../engine/task.js';
@@ -17,29 +16,21 @@ import {
 } from '../protocol/dialect-c.js';
 import { isPlainObject } from '../protocol/params.js';
 import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
-import { type PrincipalResolver, resolvePrincipal } from './principal.js';
+import type { PrincipalSlots } from './principal-slots.js';
 import type { WaiterRegistry } from './waiters.js';
 
 const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
-/** A stream follows this many tasks at most; more is a client bug or abuse. */
-const MAX_TASK_IDS = 1000;
 
 interface ListenRequest {
   readonly id: string | number;
   readonly params: { readonly _meta?: Record<string, unknown>; readonly notifications: { readonly taskIds: unknown } };
 }
 
-/** Whether `request` is a task listen this module serves; reads the body only when the header says so. */
-export async function readTaskListen(request: Request): Promise<ListenRequest | undefined> {
+/** Whether `request` is a task listen this module serves (its body already read and parsed). */
+export function readTaskListen(request: Request, body: unknown): ListenRequest | undefined {
   if (request.method !== 'POST' || request.headers.get('mcp-method')?.trim() !== 'subscriptions/listen')
     return undefined;
-  let body: unknown;
-  try {
-    body = await request.clone().json();
-  } catch {
-    return undefined;
-  }
   if (!isPlainObject(body) || body.method !== 'subscriptions/listen' || !isPlainObject(body.params)) return undefined;
   const notifications = body.params.notifications;
   if (!isPlainObject(notifications) || notifications.taskIds === undefined) return undefined;
@@ -49,8 +40,12 @@ export async function readTaskListen(request: Request): Promise<ListenRequest | 
 
 export interface TaskListenDeps {
   readonly engine: TaskEngine;
-  readonly principals: PrincipalResolver;
-  readonly authInfo?: AuthInfo;
+  /** Who the HTTP front admitted. */
+  readonly caller: Caller;
+  /** Open streams per principal; a stream holds its slot until it closes. */
+  readonly slots: PrincipalSlots;
+  /** Task ids one stream may follow. */
+  readonly maxTaskIds: number;
   readonly waiters: WaiterRegistry;
 }
 
@@ -73,25 +68,21 @@ export async function serveTaskListen(
   const requested = listen.params.notifications.taskIds;
   if (
     !Array.isArray(requested) ||
-    requested.length > MAX_TASK_IDS ||
+    requested.length > deps.maxTaskIds ||
     !requested.every((id) => typeof id === 'string')
   ) {
     return errorResponse(
       listen.id,
       new RpcError(
         ErrorCode.InvalidParams,
-        `notifications.taskIds must be an array of at most ${MAX_TASK_IDS} task ids`,
+        `notifications.taskIds must be an array of at most ${deps.maxTaskIds} task ids (maxTaskIdsPerListen)`,
       ),
       400,
     );
   }
-  const caller: Caller = {
-    principal: await resolvePrincipal(deps.principals, {
-      transport: 'http',
-      headers: request.headers,
-      ...(deps.authInfo && { authInfo: deps.authInfo }),
-    }),
-  };
+  const caller: Caller = deps.caller;
+  const release = deps.slots.tryAcquire(caller.principal);
+  if (!release) return errorResponse(listen.id, deps.slots.refusal(), 429);
   // The follower subscribes before it reads, re-reads after a gap in the runtime's events and
   // when a task's TTL runs out, and delivers each version once. Until the acknowledgement is
   // out, what it delivers is held, then sent in order.
@@ -125,6 +116,7 @@ export async function serveTaskListen(
     stopped = true;
     follower.close();
     registration.leave();
+    release();
   };
   request.signal.addEventListener('abort', stop, { once: true });
   // Only tasks the caller may read are agreed to; the acknowledgement says which.

@@ -10,6 +10,7 @@ import type { TaskManifest } from '../tools/definition.js';
 import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';
+import { limitsFromEnvironment } from './limits.js';
 import { checkOf, type HealthServer, operatorRoutes, serveOperatorRoutes } from './operator-routes.js';
 import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisSetup } from './runtime-choice.js';
 import type { MetricsOptions } from './task-server.js';
@@ -21,6 +22,8 @@ export interface TaskWorkerProcessOptions {
   readonly redis: RedisConnection | RedisSetup;
   /** Tasks this process runs at once (default 8). */
   readonly concurrency?: number;
+  /** Largest result a task may store (default 4 MiB, or `MCP_TASK_MAX_RESULT_BYTES`); a bigger one fails the task. */
+  readonly maxResultBytes?: number;
   /** The framework's `Logger` or a pino logger (default: pino with `role: "worker"`, as on servers). */
   readonly logger?: Logger | PinoLike;
   /** Counts this worker's runs for `/metrics` on its health port. */
@@ -36,7 +39,14 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
     throw new RangeError(`concurrency must be a whole number of 1 or more for a worker, got ${concurrency}`);
   }
   const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'worker'), options.metrics]);
-  const registry = new ToolRegistry({ manifest: options.manifest, instances: options.instances, logger, observer });
+  const maxResultBytes = options.maxResultBytes ?? limitsFromEnvironment().maxResultBytes;
+  const registry = new ToolRegistry({
+    manifest: options.manifest,
+    instances: options.instances,
+    logger,
+    observer,
+    ...(maxResultBytes !== undefined && { maxResultBytes }),
+  });
   return new TaskWorker({
     ...setup.worker,
     executor: registry,

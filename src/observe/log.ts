@@ -176,6 +176,10 @@ function describe(event: LifecycleEvent): {
       };
     case 'cancelled':
       return { level: 'info', message: 'task cancelled' };
+    case 'deleted':
+      return { level: 'info', message: 'task deleted' };
+    case 'result_read':
+      return { level: 'info', message: 'task result read' };
     case 'expired':
       return { level: 'info', message: 'task expired' };
     case 'aborted':

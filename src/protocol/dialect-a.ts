@@ -5,7 +5,8 @@
  * announces it, and `tasks/get|result|list|delete` use A's fields. Its rules, each
  * with the tests that cover it: docs/traceability.md, rows A-*.
  */
-import type { Caller } from '../engine/engine.js';
+import { type Caller, clientTaskKey } from '../engine/engine.js';
+import { TaskError } from '../engine/errors.js';
 import { isTerminal, type TaskRecord } from '../engine/task.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
@@ -52,9 +53,14 @@ export function isTaskA(record: TaskRecord): boolean {
   return record.keepAliveMs !== undefined;
 }
 
+/** The id the client knows the task by: the one it chose, not where it is stored. */
+export function clientIdOf(record: TaskRecord): string {
+  return record.clientTaskId ?? record.taskId;
+}
+
 export function toTaskA(record: TaskRecord): TaskA {
   return {
-    taskId: record.taskId,
+    taskId: clientIdOf(record),
     // Nothing has happened to it yet: A calls that "submitted".
     status: record.status === 'working' && record.lastUpdatedAt === record.createdAt ? 'submitted' : record.status,
     keepAlive: record.keepAliveMs ?? null,
@@ -99,10 +105,17 @@ export class DialectA {
         ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
       });
     } catch (error) {
+      if (error instanceof TaskError && error.code === 'DUPLICATE_TASK') {
+        // Only the caller's own tasks share its namespace, so this tells nobody else's secret.
+        throw new RpcError(ErrorCode.InvalidParams, `Task ID already exists: ${taskRequest.taskId}`);
+      }
       throw toRpcError(error);
     }
     const taskId = record.taskId;
-    await ctx.announce({ method: 'notifications/tasks/created', params: { _meta: related(taskId) } }).catch(() => {});
+    const clientTaskId = taskRequest.taskId;
+    await ctx
+      .announce({ method: 'notifications/tasks/created', params: { _meta: related(clientTaskId) } })
+      .catch(() => {});
     const onCancel = () => {
       this.calls.engine.cancel(ctx.caller, taskId).catch(() => {
         // Already ended: nothing to cancel.
@@ -117,31 +130,40 @@ export class DialectA {
       const done = await asRpc(() =>
         elicit
           ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, ctx.signal, (params, timeoutMs) =>
-              elicit({ ...params, _meta: related(taskId) }, timeoutMs),
+              elicit({ ...params, _meta: related(clientTaskId) }, timeoutMs),
             )
           : this.calls.engine.waitForTerminal(ctx.caller, taskId, ctx.signal),
       );
-      return this.resultOf(done);
+      return this.resultOf(done, ctx.caller);
     } finally {
       ctx.signal.removeEventListener('abort', onCancel);
     }
   }
 
   async getTask(params: Params, caller: Caller): Promise<TaskA & { _meta: Record<string, unknown> }> {
-    const record = await asRpc(() => this.calls.engine.get(caller, requireTaskId(params)));
-    return { ...toTaskA(record), _meta: related(record.taskId) };
+    const record = await this.read(params, caller);
+    return { ...toTaskA(record), _meta: related(clientIdOf(record)) };
+  }
+
+  /** The caller's task with the client-chosen id in `params.taskId`, if it has one. */
+  async find(params: Params, caller: Caller): Promise<TaskRecord | undefined> {
+    return this.calls.engine.get(caller, clientTaskKey(caller, requireTaskId(params))).catch(() => undefined);
+  }
+
+  private read(params: Params, caller: Caller): Promise<TaskRecord> {
+    return asRpc(() => this.calls.engine.get(caller, clientTaskKey(caller, requireTaskId(params))));
   }
 
   /** The result, only once the task completed (§3: otherwise -32602). */
   async getTaskResult(params: Params, caller: Caller): Promise<Record<string, unknown>> {
-    const record = await asRpc(() => this.calls.engine.get(caller, requireTaskId(params)));
+    const record = await this.read(params, caller);
     if (record.status !== 'completed') {
       throw new RpcError(
         ErrorCode.InvalidParams,
         `Cannot retrieve result: Task status is '${toTaskA(record).status}', not 'completed'`,
       );
     }
-    return this.resultOf(record);
+    return this.resultOf(record, caller);
   }
 
   async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskA[]; nextCursor?: string }> {
@@ -150,19 +172,20 @@ export class DialectA {
   }
 
   async deleteTask(params: Params, caller: Caller): Promise<Record<string, never>> {
-    await asRpc(() => this.calls.engine.delete(caller, requireTaskId(params)));
+    await asRpc(() => this.calls.engine.delete(caller, clientTaskKey(caller, requireTaskId(params))));
     return {};
   }
 
-  private resultOf(record: TaskRecord): Record<string, unknown> {
+  private resultOf(record: TaskRecord, caller: Caller): Record<string, unknown> {
     const outcome = record.outcome;
+    if (outcome) this.calls.engine.resultRead(caller, record);
     if (outcome?.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     if (!outcome || !isTerminal(record.status)) {
-      throw new RpcError(ErrorCode.InternalError, `Task ${record.taskId} was ${record.status}`, {
-        taskId: record.taskId,
+      throw new RpcError(ErrorCode.InternalError, `Task ${clientIdOf(record)} was ${record.status}`, {
+        taskId: clientIdOf(record),
       });
     }
     const meta = isPlainObject(outcome.result._meta) ? outcome.result._meta : {};
-    return { ...outcome.result, _meta: { ...meta, ...related(record.taskId) } };
+    return { ...outcome.result, _meta: { ...meta, ...related(clientIdOf(record)) } };
   }
 }

@@ -120,6 +120,7 @@ export class DialectB {
         : this.calls.engine.waitForTerminal(caller, taskId, signal),
     );
     const outcome = record.outcome;
+    if (outcome) this.calls.engine.resultRead(caller, record);
     if (outcome?.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     if (!outcome) {
       // Cancelled: there is no result to replay, and the spec leaves the answer open.

@@ -122,7 +122,9 @@ export class DialectC {
     // The capability gate comes before the lookup, so an unknown id without it is still -32021.
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/get');
     const record = await asRpc(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
-    return { resultType: 'complete', ...toDetailedTaskC(record) };
+    const detailed = toDetailedTaskC(record);
+    if (detailed.result || detailed.error) this.calls.engine.resultRead(ctx.caller, record);
+    return { resultType: 'complete', ...detailed };
   }
 
   /** Cooperative cancel: an empty ack, also for a task that already ended (§5.6). */

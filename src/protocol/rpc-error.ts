@@ -2,7 +2,7 @@
  * JSON-RPC errors as the adapters raise them. The host turns them into the SDK's error type;
  * keeping our own class keeps the adapters free of SDK imports and easy to test.
  */
-import { TaskError } from '../engine/errors.js';
+import { type LimitExceeded, TaskError } from '../engine/errors.js';
 import { InvalidArgumentsError, UnknownToolError } from '../tools/registry.js';
 
 export const ErrorCode = {
@@ -10,6 +10,11 @@ export const ErrorCode = {
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
+  ParseError: -32700,
+  /** Implementation-defined: a quota of the caller is used up (`data: { limit, value }`). */
+  LimitExceeded: -32010,
+  /** Implementation-defined: too many requests; `data.retryAfterMs` says when to try again. */
+  RateLimited: -32011,
   /** 2026-07-28: `Mcp-Method` / `Mcp-Name` do not match the body. */
   HeaderMismatch: -32020,
   /** 2026-07-28: the request needs a client capability it did not declare. */
@@ -45,12 +50,21 @@ export function toRpcError(error: unknown): RpcError {
         return new RpcError(ErrorCode.MethodNotFound, error.message);
       case 'RUNTIME_UNAVAILABLE':
         return new RpcError(ErrorCode.InternalError, error.message);
+      case 'LIMIT_EXCEEDED': {
+        const { limit, value } = error as LimitExceeded;
+        return new RpcError(ErrorCode.LimitExceeded, error.message, { limit, value });
+      }
     }
   }
   if (error instanceof InvalidArgumentsError || error instanceof UnknownToolError) {
     return new RpcError(ErrorCode.InvalidParams, error.message);
   }
   return new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
+}
+
+/** The refusal of a request over one of the caller's limits. */
+export function limitExceeded(limit: string, value: number, message: string): RpcError {
+  return new RpcError(ErrorCode.LimitExceeded, message, { limit, value });
 }
 
 /** Runs an engine or tool-layer call, turning whatever it throws into the JSON-RPC error to answer with. */

@@ -5,12 +5,13 @@
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { isTaskPaused, TaskPaused } from '../engine/errors.js';
 import type { AnswerOutcome } from '../engine/inputs.js';
+import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskRecord } from '../engine/task.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
 import { pendingQuestion, type ToolRegistry } from '../tools/registry.js';
 import { type Params, toolName } from './params.js';
-import { asRpc, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 
 export interface CallContext {
   readonly caller: Caller;
@@ -26,21 +27,63 @@ export type InlineRound =
   | { readonly kind: 'result'; readonly result: Record<string, unknown> }
   | { readonly kind: 'input_required'; readonly requests: Readonly<Record<string, PendingInput>> };
 
+/** Size bounds on what a call hands over to be stored. */
+export interface CallSizeLimits {
+  /** Tool arguments, serialized after validation (default 1 MiB). */
+  readonly maxArgumentBytes: number;
+  /** One answer to one question, serialized (default 64 KiB). */
+  readonly maxAnswerBytes: number;
+}
+
+export const DEFAULT_CALL_SIZE_LIMITS: CallSizeLimits = { maxArgumentBytes: 1024 * 1024, maxAnswerBytes: 64 * 1024 };
+
 export class ToolCalls {
+  private readonly sizes: CallSizeLimits;
+
   constructor(
     readonly engine: TaskEngine,
     readonly registry: ToolRegistry,
-  ) {}
+    sizes: Partial<CallSizeLimits> = {},
+  ) {
+    this.sizes = { ...DEFAULT_CALL_SIZE_LIMITS, ...sizes };
+  }
 
-  /** The tool named in `params`, with its arguments validated (throws -32602 otherwise). */
+  /**
+   * The tool named in `params`, and its arguments as validated: unknown keys stripped and
+   * defaults filled in, in their JSON form (what a task stores and a run parses again). Throws
+   * -32602 when they do not fit the schema or are bigger than `maxArgumentBytes`.
+   */
   resolve(params: Params): { tool: TaskToolDefinition; args: unknown } {
+    let tool: TaskToolDefinition;
+    let json: string;
     try {
-      const tool = this.registry.get(toolName(params));
-      const args = params?.arguments ?? {};
-      this.registry.parseArguments(tool, args);
-      return { tool, args };
+      tool = this.registry.get(toolName(params));
+      json = JSON.stringify(this.registry.parseArguments(tool, params?.arguments ?? {})) ?? '{}';
     } catch (error) {
       throw toRpcError(error);
+    }
+    const bytes = Buffer.byteLength(json, 'utf8');
+    if (bytes > this.sizes.maxArgumentBytes) {
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        `The arguments of ${tool.name} are ${bytes} bytes, over the ${this.sizes.maxArgumentBytes}-byte limit (maxArgumentBytes)`,
+        { limit: 'maxArgumentBytes', value: this.sizes.maxArgumentBytes },
+      );
+    }
+    return { tool, args: JSON.parse(json) };
+  }
+
+  /** Refuses the whole request if any answer in it is bigger than `maxAnswerBytes`. */
+  private checkAnswerSizes(answers: Readonly<Record<string, unknown>>): void {
+    for (const [key, answer] of Object.entries(answers)) {
+      const bytes = jsonBytes(answer);
+      if (bytes > this.sizes.maxAnswerBytes) {
+        throw new RpcError(
+          ErrorCode.InvalidParams,
+          `The answer to '${key}' is ${bytes} bytes, over the ${this.sizes.maxAnswerBytes}-byte limit (maxAnswerBytes)`,
+          { limit: 'maxAnswerBytes', value: this.sizes.maxAnswerBytes },
+        );
+      }
     }
   }
 
@@ -85,6 +128,7 @@ export class ToolCalls {
     ctx: CallContext,
     answers: Readonly<Record<string, unknown>>,
   ): Promise<InlineRound> {
+    this.checkAnswerSizes(answers);
     const asked: Record<string, PendingInput> = {};
     const ask = async (key: string, pending: PendingInput): Promise<InputAnswer> => {
       const given = answers[key];
@@ -109,6 +153,7 @@ export class ToolCalls {
     tool: TaskToolDefinition,
     answers: Readonly<Record<string, unknown>>,
   ): { answers: Record<string, InputAnswer>; missing: Record<string, PendingInput> } {
+    this.checkAnswerSizes(answers);
     const taken: Record<string, InputAnswer> = {};
     const missing: Record<string, PendingInput> = {};
     for (const question of tool.questions ?? []) {
@@ -126,6 +171,7 @@ export class ToolCalls {
 
   /** Delivers answers to a task's questions; see `TaskEngine.answer`. */
   async answer(caller: Caller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<AnswerOutcome> {
+    this.checkAnswerSizes(responses);
     return asRpc(() =>
       this.engine.answer(caller, taskId, responses, (pending, answer, record) =>
         this.registry.checkAnswer(record.tool, pending, answer),

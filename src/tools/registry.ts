@@ -7,6 +7,7 @@ import { getMethodMark } from '../decorators/marks.js';
 import { isTaskPaused } from '../engine/errors.js';
 import { factsOf, noObserver, PROCESS_NAME, type TaskFacts, type TaskObserver } from '../engine/lifecycle.js';
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
+import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { TaskContext, TaskProgress } from './context.js';
@@ -25,9 +26,16 @@ export interface ToolRegistryOptions {
   /** Instances of the decorated classes; each tool runs on the instance of its class. */
   readonly instances: readonly object[];
   readonly logger?: Logger;
+  /**
+   * Largest result (or error) a task may store, serialized as JSON; a bigger one fails the task
+   * with a message saying so. Default 4 MiB.
+   */
+  readonly maxResultBytes?: number;
   /** Told when runs start, ask, progress and end (lifecycle logs and metrics). */
   readonly observer?: TaskObserver;
 }
+
+export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
 
 /** Arguments that do not match the tool's input schema (JSON-RPC -32602 on the wire). */
 export class InvalidArgumentsError extends Error {
@@ -61,10 +69,12 @@ export class ToolRegistry implements TaskExecutor {
   private readonly tools = new Map<string, TaskToolDefinition>();
   private readonly instances = new Map<TaskToolDefinition, object>();
   private readonly logger: Logger;
+  private readonly maxResultBytes: number;
   private observer: TaskObserver;
 
   constructor(options: ToolRegistryOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.observer = options.observer ?? noObserver;
     if (options.manifest.formatVersion !== MANIFEST_FORMAT_VERSION) {
       throw new ManifestError(
@@ -163,9 +173,19 @@ export class ToolRegistry implements TaskExecutor {
           if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
           throw error;
         }
+        outcome = this.bounded(record.tool, outcome);
         this.observeEnd(record, task, startedAt, outcome, control.signal, thrown);
         return outcome;
       },
+    );
+  }
+
+  /** Checked before the runtime stores it: one oversized result must not cost every reader. */
+  private bounded(tool: string, outcome: TaskOutcome): TaskOutcome {
+    const size = jsonBytes(outcome.kind === 'result' ? outcome.result : outcome.error);
+    if (size <= this.maxResultBytes) return outcome;
+    return internal(
+      `The ${outcome.kind} of ${tool} is ${size} bytes, over the ${this.maxResultBytes}-byte limit on a stored task result (maxResultBytes)`,
     );
   }
 

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Caller, TaskEngine } from '../../src/engine/engine.js';
 import type { AnswerCheck } from '../../src/engine/inputs.js';
+import type { TaskPolicy } from '../../src/engine/policy.js';
 import type { ExecutionControl, TaskEvent, TaskExecutor, TaskRuntime } from '../../src/engine/runtime.js';
 import type { PendingInput, TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 
@@ -114,10 +115,10 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
     let current: RuntimeUnderTest | undefined;
     let executor: ScriptedExecutor;
 
-    async function setUp(concurrency = 8): Promise<TaskEngine> {
+    async function setUp(concurrency = 8, policy: Partial<TaskPolicy> = {}): Promise<TaskEngine> {
       executor = new ScriptedExecutor();
       current = await factory(executor, { concurrency });
-      return new TaskEngine({ runtime: current.runtime, pageSize: 2 });
+      return new TaskEngine({ runtime: current.runtime, pageSize: 2, policy });
     }
 
     afterEach(async () => {
@@ -210,16 +211,61 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       expect((await engine.get(ALICE, queued.taskId)).status).toBe('cancelled');
     });
 
-    it('refuses a task id that is taken, leaving the first task alone', async () => {
+    it('refuses a client-chosen id the caller uses already, leaving the first task alone', async () => {
       const engine = await setUp();
       const first = await engine.createWithId(ALICE, 'client-chosen-1', { tool: 't', args: { script: 'wait' } });
       await expect(
-        engine.createWithId(BOB, 'client-chosen-1', { tool: 't', args: { script: 'finish' } }),
+        engine.createWithId(ALICE, 'client-chosen-1', { tool: 't', args: { script: 'finish' } }),
       ).rejects.toMatchObject({ code: 'DUPLICATE_TASK' });
       const still = await engine.get(ALICE, first.taskId);
       expect(still.owner).toBe('alice');
       expect(still.status).toBe('working');
       executor.release(first.taskId);
+    });
+
+    it("keeps client-chosen ids in each caller's namespace: the same id names two tasks", async () => {
+      const engine = await setUp();
+      const alices = await engine.createWithId(ALICE, 'shared-name', { tool: 't', args: { script: 'wait' } });
+      const bobs = await engine.createWithId(BOB, 'shared-name', { tool: 't', args: { script: 'finish' } });
+      expect(bobs.taskId).not.toBe(alices.taskId);
+      expect(bobs.clientTaskId).toBe('shared-name');
+      expect((await engine.waitForTerminal(BOB, bobs.taskId)).status).toBe('completed');
+      expect((await engine.get(ALICE, alices.taskId)).status).toBe('working');
+      await expect(engine.get(BOB, alices.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+      executor.release(alices.taskId);
+    });
+
+    it('runs a task whose client-chosen id is all digits', async () => {
+      const engine = await setUp();
+      const created = await engine.createWithId(ALICE, '12345', { tool: 't', args: { script: 'finish' } });
+      expect((await engine.waitForTerminal(ALICE, created.taskId)).status).toBe('completed');
+    });
+
+    it('refuses a create over the live-task quota, counts an ended task out, and keeps others serving', async () => {
+      const engine = await setUp(8, { maxLiveTasksPerOwner: 2 });
+      const first = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      const second = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      await expect(engine.create(ALICE, { tool: 't', args: { script: 'finish' } })).rejects.toMatchObject({
+        code: 'LIMIT_EXCEEDED',
+        limit: 'maxLiveTasksPerPrincipal',
+        value: 2,
+        message: expect.stringMatching(/limit is 2 \(maxLiveTasksPerPrincipal\)/),
+      });
+      await expect(
+        engine.createWithId(ALICE, 'over-quota', { tool: 't', args: { script: 'finish' } }),
+      ).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
+      // Another caller is not affected, and nothing accepted was dropped.
+      const bobs = await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
+      expect((await engine.waitForTerminal(BOB, bobs.taskId)).status).toBe('completed');
+      expect((await engine.get(ALICE, second.taskId)).status).toBe('working');
+      await waitUntil(() => executor.started.includes(first.taskId));
+      executor.release(first.taskId);
+      await engine.waitForTerminal(ALICE, first.taskId);
+      const third = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+      expect((await engine.waitForTerminal(ALICE, third.taskId)).status).toBe('completed');
+      await engine.cancel(ALICE, second.taskId);
+      const fourth = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+      expect((await engine.waitForTerminal(ALICE, fourth.taskId)).status).toBe('completed');
     });
 
     it('deletes a task at once, stopping its work', async () => {

@@ -56,7 +56,8 @@ describe('lifecycle logs', () => {
       async () => events(taskId),
       (seen) => seen.includes('completed'),
     );
-    expect(events(taskId)).toEqual(['created', 'started', 'progress', 'progress', 'completed']);
+    // The caller's reading of the result is the audit trail's last line.
+    expect(events(taskId)).toEqual(['created', 'started', 'progress', 'progress', 'completed', 'result_read']);
     for (const line of captured.of(taskId)) {
       expect(line.data).toMatchObject({ taskId, tool: 'crawl', principal: 'sub:ann', role: 'server' });
       // Never the arguments.
@@ -82,7 +83,7 @@ describe('lifecycle logs', () => {
       async () => events(taskId),
       (seen) => seen.includes('completed'),
     );
-    expect(events(taskId)).toEqual(['created', 'started', 'input_requested', 'answered', 'completed']);
+    expect(events(taskId)).toEqual(['created', 'started', 'input_requested', 'answered', 'completed', 'result_read']);
     expect(captured.of(taskId)[2]).toMatchObject({ message: 'task input requested', data: { key: 'approval' } });
     expect(captured.of(taskId)[3]).toMatchObject({ message: 'task answered', data: { keys: ['approval'] } });
     expect(JSON.stringify(captured.of(taskId))).not.toContain('secret note');

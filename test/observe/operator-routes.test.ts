@@ -278,7 +278,7 @@ describeWithRedis('a task in the logs and traces of a server process and a worke
       async () => linesOf(worker, doneId).map((line) => line.event),
       (events) => events.includes('completed'),
     );
-    expect(linesOf(server, doneId).map((line) => line.event)).toEqual(['created']);
+    expect(linesOf(server, doneId).map((line) => line.event)).toEqual(['created', 'result_read']);
     expect(linesOf(server, doneId)[0]).toMatchObject({
       msg: 'task created',
       role: 'server',

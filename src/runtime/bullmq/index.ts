@@ -3,7 +3,14 @@
  * cancellation and status events across processes. No BullMQ type crosses this boundary.
  */
 
-export { parseClusterNodes, type RedisClusterConnection, type RedisConnection } from './connection.js';
+export {
+  closeClient,
+  createRedisClient,
+  parseClusterNodes,
+  type RedisClient,
+  type RedisClusterConnection,
+  type RedisConnection,
+} from './connection.js';
 export type { JobRetryOptions } from './jobs.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, DEFAULT_SHARDS, MAX_SHARDS } from './keys.js';
 export { type BullmqRuntimeOptions, BullmqTaskRuntime } from './runtime.js';

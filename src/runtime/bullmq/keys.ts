@@ -29,6 +29,11 @@ export interface ShardNames {
   owner(owner: string): string;
   /** The same ids scored by expiry, so dead entries are pruned by score on every insert. */
   ownerExpiries(owner: string): string;
+  /**
+   * Sorted set of an owner's (anonymous: `null`) unfinished task ids, scored by their expiry:
+   * the live-task quota counts it.
+   */
+  live(owner: string | null): string;
   /** BullMQ's lock on a running job (present while a live worker renews it). */
   jobLock(taskId: string): string;
 }
@@ -108,6 +113,7 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     record: (taskId) => `${base}:task:${taskId}`,
     owner: (owner) => `${base}:owner:${owner}`,
     ownerExpiries: (owner) => `${base}:owner-expiry:${owner}`,
+    live: (owner) => (owner === null ? `${base}:live-anonymous` : `${base}:live:${owner}`),
     jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
   };
 }

@@ -13,34 +13,44 @@
 import { Cluster } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { ListPage, ListPosition } from '../../engine/runtime.js';
-import { expiresAt, type TaskRecord } from '../../engine/task.js';
+import { expiresAt, isTerminal, type TaskRecord } from '../../engine/task.js';
 import { applyChange, type TaskChange } from '../../engine/transitions.js';
 import type { RedisClient } from './connection.js';
 import type { RuntimeNames, ShardNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
 
 /**
- * KEYS: record hash, [owner zset]. ARGV: record JSON, first expiry (ms), final expiry (ms, ''
- * for never), createdAt, taskId, events channel. The owner set lives as long as its longest-lived
- * member (TIME instead of a client clock, so skew cannot shorten it).
+ * KEYS: record hash, live zset, [owner zset]. ARGV: record JSON, first expiry (ms), final expiry
+ * (ms, '' for never), createdAt, taskId, events channel, live-task limit ('' for none). Returns
+ * 1 stored, 0 the id is taken, -1 the owner has as many unfinished tasks as the limit allows.
+ * The owner's sets live as long as their longest-lived member (TIME instead of a client clock,
+ * so skew cannot shorten them); live members past their expiry are dropped before counting.
  */
 const INSERT = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'record', ARGV[1], 'version', 1)
-redis.call('PEXPIREAT', KEYS[1], ARGV[2])
-if KEYS[2] then
-  local ttl = redis.call('PTTL', KEYS[2])
-  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
-  if ARGV[3] == '' then
-    redis.call('PERSIST', KEYS[2])
+-- Adds a member to an owner's set, which then lives at least as long as that member.
+local function add_kept_until(key, score, member, expiry)
+  local ttl = redis.call('PTTL', key)
+  redis.call('ZADD', key, score, member)
+  if expiry == '' then
+    redis.call('PERSIST', key)
   elseif ttl == -2 then
-    redis.call('PEXPIREAT', KEYS[2], ARGV[3])
+    redis.call('PEXPIREAT', key, expiry)
   elseif ttl >= 0 then
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    if now + ttl < tonumber(ARGV[3]) then redis.call('PEXPIREAT', KEYS[2], ARGV[3]) end
+    if now + ttl < tonumber(expiry) then redis.call('PEXPIREAT', key, expiry) end
   end
 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if ARGV[7] ~= '' then
+  local t = redis.call('TIME')
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (tonumber(t[1]) * 1000))
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[7]) then return -1 end
+end
+redis.call('HSET', KEYS[1], 'record', ARGV[1], 'version', 1)
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+add_kept_until(KEYS[2], ARGV[3] == '' and '+inf' or ARGV[3], ARGV[5], ARGV[3])
+if KEYS[3] then add_kept_until(KEYS[3], ARGV[4], ARGV[5], ARGV[3]) end
 redis.call('PUBLISH', ARGV[6], '{"record":' .. ARGV[1] .. '}')
 return 1
 `);
@@ -53,11 +63,13 @@ return 1
 `);
 
 /**
- * KEYS: record hash, [owner zset]. ARGV: expected version, new record JSON, events channel, new
- * expiry (ms; '' keeps the current one), [extra channel, extra message]. Returns 1 written,
- * 0 gone (expired), -1 someone wrote first. HSET keeps the key's expiry, so a write changes
- * retention only when the record's TTL changed (a SEP-1686 task ending), and then the owner
- * set is kept alive at least as long.
+ * KEYS: record hash, live zset, [owner zset]. ARGV: expected version, new record JSON, events
+ * channel, new expiry (ms; '' keeps the current one), task id to drop from the live set ('' when
+ * the task has not just ended), [extra channel, extra message]. Returns 1 written, 0 gone
+ * (expired), -1 someone wrote first. HSET keeps the key's expiry, so a write changes retention
+ * only when the record's TTL changed (a SEP-1686 task ending), and then the owner set is kept
+ * alive at least as long. A task leaves the live set in the write that ends it, so whoever hears
+ * of the end can create again at once.
  */
 const COMPARE_AND_SET = new LuaScript(`
 local current = redis.call('HMGET', KEYS[1], 'version', 'record')
@@ -65,14 +77,15 @@ if not current[1] then return 0 end
 if current[1] ~= ARGV[1] then return -1 end
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'record', ARGV[2])
+if ARGV[5] ~= '' then redis.call('ZREM', KEYS[2], ARGV[5]) end
 if ARGV[4] ~= '' then
   redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-  if KEYS[2] and redis.call('PEXPIRETIME', KEYS[2]) >= 0 and redis.call('PEXPIRETIME', KEYS[2]) < tonumber(ARGV[4]) then
-    redis.call('PEXPIREAT', KEYS[2], ARGV[4])
+  if KEYS[3] and redis.call('PEXPIRETIME', KEYS[3]) >= 0 and redis.call('PEXPIRETIME', KEYS[3]) < tonumber(ARGV[4]) then
+    redis.call('PEXPIREAT', KEYS[3], ARGV[4])
   end
 end
 redis.call('PUBLISH', ARGV[3], '{"record":' .. ARGV[2] .. ',"previous":' .. current[2] .. '}')
-if ARGV[5] then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+if ARGV[6] then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
 return 1
 `);
 
@@ -110,12 +123,19 @@ export class RedisTaskStore {
    * Stores a new record with a short first expiry: if the process or Redis dies before the job
    * is enqueued and `finalizeExpiry` runs, the orphan record removes itself.
    */
-  async insert(record: TaskRecord, provisionalTtlMs: number): Promise<void> {
+  async insert(record: TaskRecord, provisionalTtlMs: number, maxLiveForOwner?: number): Promise<void> {
     const finalExpiry = expiresAt(record);
     const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
     const shard = this.names.shardOf(record.taskId);
-    const keys = [shard.record(record.taskId)];
+    const keys = [shard.record(record.taskId), shard.live(record.owner)];
     if (record.owner !== null) keys.push(shard.owner(record.owner));
+    // The script counts this shard atomically; with several shards, the others' counts are read
+    // just before (a race between shards can overshoot by the creates in flight, no more).
+    const room =
+      maxLiveForOwner === undefined ? undefined : maxLiveForOwner - (await this.liveElsewhere(record.owner, shard));
+    if (room !== undefined && room <= 0) {
+      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
+    }
     // The runtime sends the job right behind this, and the record must exist first: the script
     // is preloaded (see `preloadScripts`), so this runs first without a NOSCRIPT retry.
     const inserted = await INSERT.run(this.client, keys, [
@@ -125,8 +145,21 @@ export class RedisTaskStore {
       record.createdAt,
       record.taskId,
       this.names.eventsChannel,
+      room ?? '',
     ]);
+    if (inserted === -1) {
+      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
+    }
     if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
+  }
+
+  /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
+  private async liveElsewhere(owner: string | null, here: ShardNames): Promise<number> {
+    const others = this.names.shards.filter((shard) => shard !== here);
+    if (others.length === 0) return 0;
+    const now = this.clock();
+    const counts = await Promise.all(others.map((shard) => this.client.zcount(shard.live(owner), now, '+inf')));
+    return counts.reduce((sum, count) => sum + count, 0);
   }
 
   /** Sets the record's real expiry, `createdAt + ttlMs`, once its job is enqueued. */
@@ -142,7 +175,7 @@ export class RedisTaskStore {
   /** Removes a record whose creation failed half-way. */
   async discard(record: TaskRecord): Promise<void> {
     const shard = this.names.shardOf(record.taskId);
-    const pipeline = this.client.multi().del(shard.record(record.taskId));
+    const pipeline = this.client.multi().del(shard.record(record.taskId)).zrem(shard.live(record.owner), record.taskId);
     if (record.owner !== null) pipeline.zrem(shard.owner(record.owner), record.taskId);
     await pipeline.exec();
   }
@@ -203,10 +236,17 @@ export class RedisTaskStore {
         throw error;
       }
       const retention = next.ttlMs === current.record.ttlMs ? '' : expiryArgument(expiresAt(next));
-      const args = [current.version, JSON.stringify(next), this.names.eventsChannel, String(retention)];
+      const ends = isTerminal(next.status) && !isTerminal(current.record.status);
+      const args = [
+        current.version,
+        JSON.stringify(next),
+        this.names.eventsChannel,
+        String(retention),
+        ends ? taskId : '',
+      ];
       if (notify) args.push(notify.channel, notify.message);
       const shard = this.names.shardOf(taskId);
-      const keys = [shard.record(taskId)];
+      const keys = [shard.record(taskId), shard.live(next.owner)];
       if (retention !== '' && next.owner !== null) keys.push(shard.owner(next.owner));
       const written = await COMPARE_AND_SET.run(this.client, keys, args);
       // The script increments the version by one on every write.

@@ -5,7 +5,14 @@
  */
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
-import type { ListPage, ListPosition, RuntimeStats, TaskListener, TaskRuntime } from '../../engine/runtime.js';
+import type {
+  CreateOptions,
+  ListPage,
+  ListPosition,
+  RuntimeStats,
+  TaskListener,
+  TaskRuntime,
+} from '../../engine/runtime.js';
 import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger, type Logger } from '../../tools/logger.js';
@@ -105,11 +112,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
    * round trip is saved. A failure undoes what it can; whatever it cannot (Redis gone) undoes
    * itself: the record expires, and a worker skips a job whose record is missing.
    */
-  async create(record: NewTaskRecord): Promise<TaskRecord> {
+  async create(record: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
       const [inserted, enqueued] = await Promise.allSettled([
-        this.store.insert(stored, this.provisionalTtlMs),
+        this.store.insert(stored, this.provisionalTtlMs, options.maxLiveForOwner),
         this.queueOf(stored.taskId).enqueue(stored),
       ]);
       if (inserted.status === 'rejected') {

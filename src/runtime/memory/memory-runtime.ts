@@ -9,6 +9,7 @@ import { askChange, stepChange } from '../../engine/inputs.js';
 import { factsOf, noObserver, PROCESS_NAME, type TaskObserver } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type {
+  CreateOptions,
   ExecutionControl,
   ListPage,
   ListPosition,
@@ -31,7 +32,11 @@ import { captureTraceContext } from '../../observe/tracing.js';
 
 export interface MemoryRuntimeOptions {
   readonly executor: TaskExecutor;
-  /** Tasks running at once in this process; the rest wait their turn in creation order. */
+  /**
+   * Tasks running at once in this process (default unlimited; the task server's default is 8);
+   * the rest wait their turn in creation order, `working` with the message `queued`. A task
+   * waiting for an answer does not count: it uses no CPU, and must not hold the others up.
+   */
   readonly concurrency?: number;
   readonly clock?: () => number;
   /** Told when a task expires. */
@@ -55,6 +60,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private readonly owners = new Map<string, string[]>();
   private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Map<string, Running>();
+  /** Running tasks that wait for an answer, and so leave their slot to the queue. */
+  private readonly asking = new Set<string>();
+  /** Ids of the tasks that have not ended, per owner (anonymous under ''), for the live-task quota. */
+  private readonly live = new Map<string, Set<string>>();
   private readonly queue: string[] = [];
   private readonly listeners = new Set<TaskListener>();
   /** The trace context each queued task was created in, so its run joins that trace. */
@@ -69,11 +78,20 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.clock = options.clock ?? Date.now;
   }
 
-  async create(record: NewTaskRecord): Promise<TaskRecord> {
+  async create(given: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     if (this.closed) throw new Error('The memory runtime is closed');
-    if (await this.get(record.taskId)) {
-      throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${record.taskId}`);
+    if (await this.get(given.taskId)) {
+      throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${given.taskId}`);
     }
+    const live = this.live.get(given.owner ?? '') ?? new Set<string>();
+    if (options.maxLiveForOwner !== undefined && live.size >= options.maxLiveForOwner) {
+      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${live.size} unfinished tasks`);
+    }
+    live.add(given.taskId);
+    this.live.set(given.owner ?? '', live);
+    // No slot free: it waits, and says so.
+    const waits = this.active() + this.queue.length >= this.concurrency;
+    const record: TaskRecord = waits && given.statusMessage === undefined ? { ...given, statusMessage: QUEUED } : given;
     this.records.set(record.taskId, record);
     if (record.owner !== null) {
       const ids = this.owners.get(record.owner) ?? [];
@@ -172,8 +190,12 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.expiryTimers.clear();
   }
 
+  private active(): number {
+    return this.running.size - this.asking.size;
+  }
+
   private drain(): void {
-    for (let index = 0; index < this.queue.length && this.running.size < this.concurrency; ) {
+    for (let index = 0; index < this.queue.length && this.active() < this.concurrency; ) {
       const taskId = this.queue[index] as string;
       const record = this.records.get(taskId);
       if (!record || isTerminal(record.status)) {
@@ -197,9 +219,11 @@ export class MemoryTaskRuntime implements TaskRuntime {
     return active < limit;
   }
 
-  private async run(record: TaskRecord): Promise<void> {
+  private async run(queued: TaskRecord): Promise<void> {
     const controller = new AbortController();
-    this.running.set(record.taskId, { controller, tool: record.tool });
+    this.running.set(queued.taskId, { controller, tool: queued.tool });
+    const record =
+      queued.statusMessage === QUEUED ? this.write(queued, { status: 'working', statusMessage: null }) : queued;
     const trace = this.traces.get(record.taskId);
     this.traces.delete(record.taskId);
     const control: ExecutionControl = {
@@ -250,8 +274,12 @@ export class MemoryTaskRuntime implements TaskRuntime {
       const stop = () => {
         unsubscribe();
         signal.removeEventListener('abort', onAbort);
+        this.asking.delete(taskId);
       };
       signal.addEventListener('abort', onAbort, { once: true });
+      // Waiting for a person: its slot goes to the next queued task meanwhile.
+      this.asking.add(taskId);
+      setImmediate(() => this.drain());
       const change = askChange(current, key, pending);
       if (change) this.write(current, change);
     });
@@ -270,6 +298,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private write(record: TaskRecord, change: TaskChange): TaskRecord {
     const next = applyChange(record, change, this.clock());
     this.records.set(next.taskId, next);
+    if (isTerminal(next.status)) this.endLife(next);
     if (next.ttlMs !== record.ttlMs) this.scheduleExpiry(next);
     this.emit(next, record);
     return next;
@@ -297,6 +326,12 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.expiryTimers.set(record.taskId, timer);
   }
 
+  private endLife(record: TaskRecord): void {
+    const live = this.live.get(record.owner ?? '');
+    if (!live?.delete(record.taskId)) return;
+    if (live.size === 0) this.live.delete(record.owner ?? '');
+  }
+
   /** Drops a task from memory: expiry, or `remove` after stopping it. */
   private forget(taskId: string, why: 'expired' | 'removed' = 'removed'): void {
     const record = this.records.get(taskId);
@@ -307,6 +342,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);
     this.running.get(taskId)?.controller.abort(new Error('The task expired'));
+    this.endLife(record);
     if (record.owner !== null) {
       const ids = this.owners.get(record.owner);
       const index = ids?.indexOf(taskId) ?? -1;
@@ -315,6 +351,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
     }
   }
 }
+
+/** What a task waiting for a free slot says, as on the BullMQ runtime. */
+const QUEUED = 'queued';
 
 function isAfter(record: TaskRecord | undefined, position: ListPosition): boolean {
   if (!record) return false;

@@ -13,6 +13,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { TaskClientError, TaskClientErrorCode } from './errors.js';
+import type { ListenTarget } from './listen-stream.js';
 import { RawChannel } from './raw-channel.js';
 import { TaskHandle, type TaskHandleHost } from './task-handle.js';
 import {
@@ -116,7 +117,8 @@ export async function connectTaskClient(
     choice === '2026' ? { pin: '2026-07-28' } : choice === '2025' ? 'legacy' : 'auto',
   );
   if (first.client.getProtocolEra() === 'modern') {
-    if (offersTasksExtension(first.client)) return new Connected(first.client, first.channel, '2026-07-28', options);
+    if (offersTasksExtension(first.client))
+      return new Connected(first.client, first.channel, '2026-07-28', options, listenTargetOf(target, options));
     if (choice === '2026') {
       await first.client.close();
       throw new TaskClientError(
@@ -130,6 +132,24 @@ export async function connectTaskClient(
     return new Connected(legacy.client, legacy.channel, '2025-11-25', options);
   }
   return new Connected(first.client, first.channel, '2025-11-25', options);
+}
+
+/** Where a listen stream of its own can go: HTTP targets only (stdio has one pipe). */
+function listenTargetOf(target: TaskServerTarget, options: TaskClientOptions): ListenTarget | undefined {
+  if (typeof target === 'object' && !(target instanceof URL) && !('url' in target)) return undefined;
+  const url = typeof target === 'string' || target instanceof URL ? target : target.url;
+  return {
+    url: new URL(url),
+    headers: httpHeaders(options),
+    ...(options.fetch && { fetch: options.fetch }),
+  };
+}
+
+function httpHeaders(options: TaskClientOptions): Record<string, string> {
+  return {
+    ...options.headers,
+    ...(options.bearer !== undefined && { authorization: `Bearer ${options.bearer}` }),
+  };
 }
 
 function offersTasksExtension(client: Client): boolean {
@@ -164,10 +184,7 @@ async function transportFor(target: TaskServerTarget, options: TaskClientOptions
     });
   }
   const url = typeof target === 'string' || target instanceof URL ? target : target.url;
-  const headers = {
-    ...options.headers,
-    ...(options.bearer !== undefined && { authorization: `Bearer ${options.bearer}` }),
-  };
+  const headers = httpHeaders(options);
   return new StreamableHTTPClientTransport(new URL(url), {
     ...(Object.keys(headers).length > 0 && { requestInit: { headers } }),
     ...(options.fetch && { fetch: options.fetch }),
@@ -185,16 +202,21 @@ class Connected implements TaskClient {
     channel: RawChannel,
     readonly dialect: Dialect,
     private readonly options: TaskClientOptions,
+    listenTarget?: ListenTarget,
   ) {
     const wire2026 =
-      dialect === '2026-07-28' ? new Wire2026(channel, options.clientInfo ?? DEFAULT_CLIENT_INFO) : undefined;
+      dialect === '2026-07-28'
+        ? new Wire2026(channel, options.clientInfo ?? DEFAULT_CLIENT_INFO, listenTarget)
+        : undefined;
     this.wire = wire2026 ?? new Wire2025(channel);
     this.host = {
       wire: this.wire,
       defaultPollIntervalMs: options.defaultPollIntervalMs ?? 1000,
       delivered: () => channel.delivered(),
       // Where offered, a listen stream pushes the task's status; polling stays as the floor.
-      ...(wire2026 && { subscribe: (taskId: string) => void wire2026.listen(taskId).catch(() => {}) }),
+      ...(wire2026 && {
+        subscribe: (taskId: string) => wire2026.listen(taskId, (method, params) => this.route(method, params)),
+      }),
     };
     channel.onNotification((method, params) => this.route(method, params));
     sdk.setRequestHandler('elicitation/create', async (request) => {

@@ -22,8 +22,8 @@ export interface TaskHandleHost {
   readonly wire: TaskWire;
   /** Poll interval when the server suggests none (ms). */
   readonly defaultPollIntervalMs: number;
-  /** Asks the server to push this task's status, where it can (2026 listen streams). */
-  subscribe?(taskId: string): void;
+  /** Asks the server to push this task's status where it can (2026 listen streams); returns the closer. */
+  subscribe?(taskId: string): (() => void) | undefined;
   /** Resolves once the answers handed to the SDK client have gone out (2025-11-25). */
   delivered(): Promise<void>;
 }
@@ -225,7 +225,15 @@ export class TaskHandle {
 
   private async loop(): Promise<void> {
     const { wire } = this.host;
-    this.host.subscribe?.(this.taskId);
+    const unsubscribe = this.host.subscribe?.(this.taskId);
+    try {
+      await this.follow(wire);
+    } finally {
+      unsubscribe?.();
+    }
+  }
+
+  private async follow(wire: TaskWire): Promise<void> {
     if (wire.result) this.pump = this.pumpResult(wire.result.bind(wire));
     for (;;) {
       const snapshot = await this.status();

@@ -4,6 +4,7 @@
  * No other file knows a wire field name.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import { type ListenTarget, listenForTask } from './listen-stream.js';
 import type { RawChannel } from './raw-channel.js';
 import type { Dialect, QuestionAnswer, TaskQuestion, TaskSnapshot, TaskStatus } from './types.js';
 
@@ -98,7 +99,19 @@ export class Wire2026 implements TaskWire {
   constructor(
     private readonly raw: RawChannel,
     private readonly clientInfo: { name: string; version: string },
+    private readonly listenTarget?: ListenTarget,
   ) {}
+
+  private envelope(declareTasks: boolean): Json {
+    return {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': this.clientInfo,
+      'io.modelcontextprotocol/clientCapabilities': {
+        elicitation: { form: {} },
+        ...(declareTasks && { extensions: { [TASKS_EXTENSION]: {} } }),
+      },
+    };
+  }
 
   /**
    * The per-request envelope (§5.2): every request declares the extension, except a call that
@@ -107,15 +120,7 @@ export class Wire2026 implements TaskWire {
   private request(method: string, params: Json, declareTasks = true): Promise<Json> {
     return this.raw.request(method, {
       ...params,
-      _meta: {
-        ...(params._meta as Json | undefined),
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': this.clientInfo,
-        'io.modelcontextprotocol/clientCapabilities': {
-          elicitation: { form: {} },
-          ...(declareTasks && { extensions: { [TASKS_EXTENSION]: {} } }),
-        },
-      },
+      _meta: { ...(params._meta as Json | undefined), ...this.envelope(declareTasks) },
     });
   }
 
@@ -158,9 +163,19 @@ export class Wire2026 implements TaskWire {
     await this.request('tasks/update', { taskId, inputResponses });
   }
 
-  /** Opens a `subscriptions/listen` for one task (§5.7); resolves when the server acknowledges. */
-  listen(taskId: string): Promise<Json> {
-    return this.request('subscriptions/listen', { notifications: { taskIds: [taskId] } });
+  /**
+   * Opens a `subscriptions/listen` for one task (§5.7) where the connection allows one of its
+   * own (Streamable HTTP); returns the function that closes it.
+   */
+  listen(taskId: string, onNotification: (method: string, params: Json) => void): (() => void) | undefined {
+    if (!this.listenTarget) return undefined;
+    const body = {
+      jsonrpc: '2.0',
+      id: `mcp-task-listen-${taskId}`,
+      method: 'subscriptions/listen',
+      params: { notifications: { taskIds: [taskId] }, _meta: this.envelope(true) },
+    };
+    return listenForTask(this.listenTarget, body, onNotification);
   }
 }
 

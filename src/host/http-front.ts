@@ -89,6 +89,8 @@ export interface HttpFrontDeps {
   readonly rateLimits?: RateLimits;
   /** Counts the waits held open (listen streams among them), for the metrics. */
   readonly waiters: WaiterRegistry;
+  /** Hears of each request refused over a rate limit or a quota the front applies itself. */
+  readonly onRefused?: (reason: 'rate_limit' | 'quota') => void;
   /** Caps on listen streams per principal, shared with nothing else. */
   readonly listenSlots?: PrincipalSlots;
 }
@@ -247,13 +249,15 @@ export class HttpFront {
     // Workaround 6: the SDK's listen router would drop `taskIds`; serve those streams here.
     const listen = readTaskListen(request, parsedBody);
     if (listen) {
-      return serveTaskListen(request, listen, {
+      const streaming = await serveTaskListen(request, listen, {
         engine: this.deps.engine,
         caller: admission.caller,
         waiters: this.deps.waiters,
         slots: this.listenSlots,
         maxTaskIds: this.limits.maxTaskIdsPerListen,
       });
+      if (streaming.status === 429) this.deps.onRefused?.('quota');
+      return streaming;
     }
     if (await isLegacyRequest(request, parsedBody)) return this.legacy(request, admission, parsedBody);
     const modern = this.options.allowMissingMcpName ? fillMissingTaskName(request, parsedBody) : request;
@@ -278,7 +282,10 @@ export class HttpFront {
       const kind = rateKindOf(message.method);
       if (!kind) continue;
       const limited = await rateLimits.consume(principal, kind);
-      if (limited) return limited.toResponse(message.id);
+      if (limited) {
+        this.deps.onRefused?.('rate_limit');
+        return limited.toResponse(message.id);
+      }
     }
     return undefined;
   }
@@ -299,7 +306,10 @@ export class HttpFront {
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
     const release = this.sessionSlots.tryAcquire(admission.caller.principal);
-    if (!release) return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
+    if (!release) {
+      this.deps.onRefused?.('quota');
+      return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
+    }
     const server = this.factory({ era: 'legacy', listTasks: admission.caller.principal !== null });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,

@@ -19,10 +19,11 @@ import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
-import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
+import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
 import { DialectA } from '../protocol/dialect-a.js';
 import { DialectB } from '../protocol/dialect-b.js';
 import { DialectC } from '../protocol/dialect-c.js';
+import { ErrorCode } from '../protocol/rpc-error.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import {
   closeClient,
@@ -215,7 +216,13 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       'waiting tasks/result calls',
     ),
     waiters,
-    ...(metrics && { onRequest: (method: string, outcome: number | 'ok') => metrics.rpcRequest(method, outcome) }),
+    ...(metrics && {
+      onRequest: (method: string, outcome: number | 'ok') => {
+        metrics.rpcRequest(method, outcome);
+        const refusal = refusalOf(outcome);
+        if (refusal) metrics.refused(refusal);
+      },
+    }),
   };
 
   const serverFor = (unit: { era: Era; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
@@ -237,7 +244,15 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
   const httpFront = new HttpFront(
     (unit) => serverFor({ ...unit, transport: 'http' }),
-    { engine, principals, logger, limits, rateLimits, waiters },
+    {
+      engine,
+      principals,
+      logger,
+      limits,
+      rateLimits,
+      waiters,
+      ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
+    },
     options.http,
   );
   const listeners = new Set<ListeningServer>();
@@ -364,6 +379,13 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       if (rateStore) await closeClient(rateStore.redis);
     },
   };
+}
+
+/** Which refusal a JSON-RPC error code stands for, if any (for `mcp_task_refusals_total`). */
+function refusalOf(outcome: number | 'ok'): RefusalReason | undefined {
+  if (outcome === ErrorCode.LimitExceeded) return 'quota';
+  if (outcome === ErrorCode.RateLimited) return 'rate_limit';
+  return undefined;
 }
 
 /** The Redis connection the rate limits count in, under the app's key prefix. */

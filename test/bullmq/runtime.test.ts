@@ -171,6 +171,40 @@ describeWithRedis('bullmq runtime storage', () => {
     });
     expect(await runtime.get(record.taskId)).toBeUndefined();
   });
+
+  it('spreads tasks over shards on one Redis; a worker given some shards runs only their tasks', async () => {
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, shards: 3, logger: quietLogger });
+    closers.push(() => runtime.close());
+    const onShard = (shard: number) => {
+      for (;;) {
+        const record = newRecord({});
+        if (runtime.names.shardOf(record.taskId).index === shard) return record;
+      }
+    };
+    const [first, second, third] = [
+      await runtime.create(onShard(0)),
+      await runtime.create(onShard(1)),
+      await runtime.create(onShard(2)),
+    ];
+    const executor = new CountingExecutor();
+    const worker = new TaskWorker({
+      connection: REDIS_URL,
+      prefix,
+      shards: 3,
+      consumeShards: [0, 2],
+      executor,
+      logger: quietLogger,
+    });
+    closers.push(() => worker.close());
+    for (const task of [first, third])
+      await waitForRecord(runtime, task!.taskId, (record) => record.status === 'completed');
+    await sleep(300);
+    expect(executor.ran.sort()).toEqual([first!.taskId, third!.taskId].sort());
+    expect((await runtime.get(second!.taskId))?.status).toBe('working');
+    expect(() => new TaskWorker({ connection: REDIS_URL, prefix, shards: 3, consumeShards: [3], executor })).toThrow(
+      /consumeShards: 3 is not a shard; the app has shards 0 to 2/,
+    );
+  });
 });
 
 describeWithRedis('bullmq runtime events after a dropped connection', () => {

@@ -191,6 +191,26 @@ describe.each([
   });
 });
 
+describe('2026-07-28 listen streams', () => {
+  it('opens one while a task is followed, wakes on its pushes, and closes it when the task ends', async () => {
+    const client = await connectTaskClient(fixture.url, { dialect: '2026' });
+    try {
+      const streams = async () => fixture.server.stats().waiters.total.stream;
+      const call = await client.call('confirm_delete', { filename: 'streamed.txt' });
+      const events = call.events[Symbol.asyncIterator]();
+      await pollUntil(streams, (count) => count === 1);
+      // The question arrives on the stream (or the next poll) and the answer ends the task.
+      for (let next = await events.next(); !next.done; next = await events.next())
+        if (next.value.type === 'question') await call.answer(next.value.question.key, { confirm: true });
+      expect(text(await call.result())).toBe('Deleted streamed.txt');
+      // The client stays connected; only the task's stream is gone.
+      await pollUntil(streams, (count) => count === 0);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('negotiation', () => {
   it('picks 2026-07-28 with the tasks extension on our server by default', async () => {
     const client = await connectTaskClient(fixture.url);

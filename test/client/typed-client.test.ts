@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { taskManifest } from '../../examples/repo-scan/src/__generated__/tasks.generated.js';
 import { RepoScanner } from '../../examples/repo-scan/src/repo-scanner.js';
 import { TaskClientError } from '../../src/client/index.js';
+import { generate, writeGenerated } from '../../src/generator/index.js';
 import { type RunningServer, startServer } from '../e2e/support.js';
 import { clientSpec, createClient } from './typed-fixture/src/__generated__/repo-scan.client.js';
 import { useEveryTool } from './typed-fixture/src/use.js';
@@ -75,6 +76,31 @@ describe('compiled in another package', () => {
         cwd: dir,
       }).catch((error: { stdout: string; stderr: string }) => error);
       expect(`${run.stdout}${run.stderr}`).toMatch(/extra\.ts.*Unused '@ts-expect-error' directive/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('for every type the generator supports', () => {
+  it('writes a client that compiles on its own (dates, enums, brands, unions, recursion)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'typed-all-types-'));
+    try {
+      const project = path.join(repoRoot, 'test/generator/fixtures/all-types/tsconfig.json');
+      const client = path.join(dir, 'src', 'client.ts');
+      const result = generate({ tsconfig: project, out: path.join(dir, 'tasks.generated.ts'), client });
+      expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+      writeGenerated(new Map([...result.files].filter(([file]) => file === client)));
+      await cp(path.join(fixture, 'tsconfig.json'), path.join(dir, 'tsconfig.json'));
+      await writeFile(path.join(dir, 'package.json'), '{ "type": "module", "private": true }\n');
+      await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+      await symlink(repoRoot, path.join(dir, 'node_modules', 'mcp-task-server'), 'dir');
+      await symlink(path.join(repoRoot, 'node_modules', '@types'), path.join(dir, 'node_modules', '@types'), 'dir');
+      const tsc = path.join(repoRoot, 'node_modules', '.bin', 'tsc');
+      const run = await promisify(execFile)(tsc, ['-p', dir, '--customConditions', 'mcp-task-server-source'], {
+        cwd: dir,
+      }).catch((error: { stdout: string; stderr: string }) => error);
+      expect(`${run.stdout}${run.stderr}`).toBe('');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -611,3 +611,33 @@ describe('limits from the environment, and the fixture conventions', () => {
     }
   }, 30_000);
 });
+
+describe('refusals in the metrics', () => {
+  it('counts rate-limit and quota refusals in mcp_task_refusals_total', async () => {
+    const running = await startServer({
+      manifest: taskManifest,
+      instances: [new FixtureTools(), new GeneralTools()],
+      http: { auth: { verifier } },
+      metrics: true,
+      limits: { createsPerSecond: 1, createBurst: 1, maxLiveTasksPerPrincipal: 1 },
+    });
+    try {
+      const create = (token: string) =>
+        rpc2026(
+          running.url,
+          'tools/call',
+          { name: 'slow_compute', arguments: { seconds: 30, label: 'm' } },
+          { headers: bearer(token) },
+        );
+      expect((await create('alice')).status).toBe(200);
+      // Over the live-task quota (-32010), then over the rate (429).
+      expect((await create('alice')).error?.code).toBe(-32010);
+      expect((await create('alice')).status).toBe(429);
+      const metrics = await (await fetch(new URL('/metrics', running.url))).text();
+      expect(metrics).toMatch(/mcp_task_refusals_total\{reason="quota"\} 1/);
+      expect(metrics).toMatch(/mcp_task_refusals_total\{reason="rate_limit"\} 1/);
+    } finally {
+      await running.close();
+    }
+  });
+});

@@ -11,7 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitTaskModule, type GenerateResult, generate } from '../../src/generator/index.js';
 import type { TaskContext, TaskManifest, TaskToolDefinition } from '../../src/index.js';
 import { toCallToolResult } from '../../src/tools/result.js';
-import { FIXTURES, fixtureTsconfig, removeDir, runTsc, scratchDir, writeTypeCheckProject } from './helpers.js';
+import {
+  FIXTURES,
+  fixtureTsconfig,
+  removeDir,
+  runTsc,
+  scratchDir,
+  TSC_TIMEOUT_MS,
+  writeTypeCheckProject,
+} from './helpers.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext its namespace carries it.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -89,27 +97,35 @@ describe('all-types fixture', () => {
 });
 
 describe('compiled type check of the generated schemas', () => {
-  it('proves every schema equals its source type, in both directions', () => {
-    const dir = path.join(scratch, 'valid');
-    mkdirSync(dir);
-    const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, moduleIn(dir)));
-    expect(tsc.output).toBe('');
-    expect(tsc.exitCode).toBe(0);
-  });
+  it(
+    'proves every schema equals its source type, in both directions',
+    () => {
+      const dir = path.join(scratch, 'valid');
+      mkdirSync(dir);
+      const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, moduleIn(dir)));
+      expect(tsc.output).toBe('');
+      expect(tsc.exitCode).toBe(0);
+    },
+    TSC_TIMEOUT_MS,
+  );
 
-  it('fails when a union loses a member (negative control)', () => {
-    const dir = path.join(scratch, 'narrowed');
-    mkdirSync(dir);
-    const original = moduleIn(dir);
-    const tampered = original.replace('key: z.union([\n    z.number(),\n', 'key: z.union([\n');
-    expect(tampered).not.toBe(original);
-    const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, tampered));
-    const failedLines = [...tsc.output.matchAll(/type-check\.ts\((\d+),/g)].map((match) => Number(match[1]));
-    const checkLines = readFileSync(path.join(dir, 'type-check.ts'), 'utf8').split('\n');
-    expect(failedLines.map((line) => checkLines[line - 1]?.split(':')[0])).toEqual([
-      'export const LookupInputMatchesSource',
-    ]);
-  });
+  it(
+    'fails when a union loses a member (negative control)',
+    () => {
+      const dir = path.join(scratch, 'narrowed');
+      mkdirSync(dir);
+      const original = moduleIn(dir);
+      const tampered = original.replace('key: z.union([\n    z.number(),\n', 'key: z.union([\n');
+      expect(tampered).not.toBe(original);
+      const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, tampered));
+      const failedLines = [...tsc.output.matchAll(/type-check\.ts\((\d+),/g)].map((match) => Number(match[1]));
+      const checkLines = readFileSync(path.join(dir, 'type-check.ts'), 'utf8').split('\n');
+      expect(failedLines.map((line) => checkLines[line - 1]?.split(':')[0])).toEqual([
+        'export const LookupInputMatchesSource',
+      ]);
+    },
+    TSC_TIMEOUT_MS,
+  );
 });
 
 describe('the generated module at run time', () => {

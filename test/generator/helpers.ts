@@ -42,6 +42,12 @@ export interface TscResult {
   readonly output: string;
 }
 
+/**
+ * For tests that run `tsc` or read a whole fixture: on 2 cores shared with other suites either can
+ * take 20 s, which is vitest's default here, without anything being wrong.
+ */
+export const TSC_TIMEOUT_MS = 120_000;
+
 /** Runs the repository's TypeScript 7 `tsc --noEmit -p <tsconfig>`. */
 export function runTsc(tsconfig: string): TscResult {
   const tsc = path.join(REPO_ROOT, 'node_modules/.bin/tsc');

@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitTaskModule, emitTypeCheckModule, type GenerateResult, generate } from '../../src/generator/index.js';
 import type { TaskContext, TaskManifest } from '../../src/index.js';
-import { FIXTURES, fixtureTsconfig, REPO_ROOT, removeDir, runTsc, scratchDir } from './helpers.js';
+import { FIXTURES, fixtureTsconfig, REPO_ROOT, removeDir, runTsc, scratchDir, TSC_TIMEOUT_MS } from './helpers.js';
 
 const PROJECT_DIR = path.join(FIXTURES, 'kitchen-sink');
 const TSCONFIG = fixtureTsconfig('kitchen-sink');
@@ -99,26 +99,34 @@ describe('compiled type check of the generated schemas', () => {
     return tsconfig;
   }
 
-  it('proves z.input of every schema equals the source types, in both directions', () => {
-    const dir = path.join(scratch, 'valid');
-    mkdirSync(dir);
-    const tsc = runTsc(writeCheckProject(dir, moduleIn(dir)));
-    expect(tsc.output).toBe('');
-    expect(tsc.exitCode).toBe(0);
-  });
+  it(
+    'proves z.input of every schema equals the source types, in both directions',
+    () => {
+      const dir = path.join(scratch, 'valid');
+      mkdirSync(dir);
+      const tsc = runTsc(writeCheckProject(dir, moduleIn(dir)));
+      expect(tsc.output).toBe('');
+      expect(tsc.exitCode).toBe(0);
+    },
+    TSC_TIMEOUT_MS,
+  );
 
-  it('fails when a schema is narrower than its source type (negative control)', () => {
-    const dir = path.join(scratch, 'narrowed');
-    mkdirSync(dir);
-    // A narrower enum still satisfies `invoke` (z.output fits the parameter); only the reverse
-    // direction of the check can notice it.
-    const tampered = moduleIn(dir).replace("format: z.enum(['pdf', 'html'])", "format: z.enum(['pdf'])");
-    expect(tampered).not.toBe(moduleIn(dir));
-    const tsc = runTsc(writeCheckProject(dir, tampered));
-    expect(tsc.exitCode).not.toBe(0);
-    expect(tsc.output).toContain('type-check.ts');
-    expect(tsc.output).not.toContain('tasks.generated.ts(');
-  });
+  it(
+    'fails when a schema is narrower than its source type (negative control)',
+    () => {
+      const dir = path.join(scratch, 'narrowed');
+      mkdirSync(dir);
+      // A narrower enum still satisfies `invoke` (z.output fits the parameter); only the reverse
+      // direction of the check can notice it.
+      const tampered = moduleIn(dir).replace("format: z.enum(['pdf', 'html'])", "format: z.enum(['pdf'])");
+      expect(tampered).not.toBe(moduleIn(dir));
+      const tsc = runTsc(writeCheckProject(dir, tampered));
+      expect(tsc.exitCode).not.toBe(0);
+      expect(tsc.output).toContain('type-check.ts');
+      expect(tsc.output).not.toContain('tasks.generated.ts(');
+    },
+    TSC_TIMEOUT_MS,
+  );
 });
 
 describe('the generated module at run time', () => {

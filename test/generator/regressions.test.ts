@@ -21,6 +21,7 @@ import {
   removeDir,
   runTsc,
   scratchDir,
+  TSC_TIMEOUT_MS,
   writeTypeCheckProject,
 } from './helpers.js';
 
@@ -43,7 +44,7 @@ beforeAll(async () => {
   ({ taskManifest: manifest } = (await import(out)) as { taskManifest: TaskManifest });
   const { Findings } = (await import(path.join(PROJECT_DIR, 'src/findings.ts'))) as { Findings: new () => object };
   findings = new Findings();
-});
+}, TSC_TIMEOUT_MS);
 
 afterAll(() => removeDir(scratch));
 
@@ -85,17 +86,21 @@ describe('the regressions fixture', () => {
     expect(result.diagnostics.every((diagnostic) => diagnostic.severity === 'warning')).toBe(true);
   });
 
-  it('emits a module that compiles and whose schemas equal the source types (tsc)', () => {
-    const dir = path.join(scratch, 'typecheck');
-    mkdirSync(dir);
-    const moduleText = emitTaskModule(result.ir, {
-      projectDir: PROJECT_DIR,
-      outFile: path.join(dir, 'tasks.generated.ts'),
-    });
-    const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, moduleText));
-    expect(tsc.output).toBe('');
-    expect(tsc.exitCode).toBe(0);
-  });
+  it(
+    'emits a module that compiles and whose schemas equal the source types (tsc)',
+    () => {
+      const dir = path.join(scratch, 'typecheck');
+      mkdirSync(dir);
+      const moduleText = emitTaskModule(result.ir, {
+        projectDir: PROJECT_DIR,
+        outFile: path.join(dir, 'tasks.generated.ts'),
+      });
+      const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, moduleText));
+      expect(tsc.output).toBe('');
+      expect(tsc.exitCode).toBe(0);
+    },
+    TSC_TIMEOUT_MS,
+  );
 
   it('gives ajv (with discriminator: true) schemas it compiles, agreeing with zod on every sample', () => {
     const ajv = strictAjv();

@@ -16,7 +16,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitTaskModule, type GenerateResult, generate } from '../../src/generator/index.js';
 import type { TaskManifest } from '../../src/index.js';
-import { FIXTURES, removeDir, runTsc, scratchDir, writeTypeCheckProject } from './helpers.js';
+import { FIXTURES, removeDir, runTsc, scratchDir, TSC_TIMEOUT_MS, writeTypeCheckProject } from './helpers.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const SEED = Number(process.env.PROPERTY_SEED ?? 20261130);
@@ -411,7 +411,7 @@ beforeAll(async () => {
   mkdirSync(path.dirname(out));
   writeFileSync(out, emitTaskModule(result.ir, { projectDir, outFile: out }));
   ({ taskManifest: manifest } = (await import(out)) as { taskManifest: TaskManifest });
-}, 120_000);
+}, TSC_TIMEOUT_MS);
 
 // `PROPERTY_KEEP=1` keeps the generated project for a look at a failing seed.
 afterAll(() => {
@@ -424,14 +424,18 @@ describe(`random types (seed ${SEED})`, () => {
     expect(manifest.tools).toHaveLength(TYPE_COUNT);
   });
 
-  it('compile, with schemas equal to the declared types (tsc)', () => {
-    const dir = path.join(projectDir, 'typecheck');
-    mkdirSync(dir);
-    const moduleText = emitTaskModule(result.ir, { projectDir, outFile: path.join(dir, 'tasks.generated.ts') });
-    const tsc = runTsc(writeTypeCheckProject(result.ir, projectDir, dir, moduleText));
-    expect(tsc.output).toBe('');
-    expect(tsc.exitCode).toBe(0);
-  }, 90_000);
+  it(
+    'compile, with schemas equal to the declared types (tsc)',
+    () => {
+      const dir = path.join(projectDir, 'typecheck');
+      mkdirSync(dir);
+      const moduleText = emitTaskModule(result.ir, { projectDir, outFile: path.join(dir, 'tasks.generated.ts') });
+      const tsc = runTsc(writeTypeCheckProject(result.ir, projectDir, dir, moduleText));
+      expect(tsc.output).toBe('');
+      expect(tsc.exitCode).toBe(0);
+    },
+    TSC_TIMEOUT_MS,
+  );
 
   it('accept their values in ajv and zod, and give mutated values the same verdict in both', () => {
     const ajv = addFormats(new Ajv2020({ strict: true, strictTuples: false, discriminator: true }));

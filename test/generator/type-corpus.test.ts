@@ -19,6 +19,7 @@ import {
   removeDir,
   runTsc,
   scratchDir,
+  TSC_TIMEOUT_MS,
   writeTypeCheckProject,
 } from './helpers.js';
 
@@ -149,7 +150,7 @@ beforeAll(async () => {
   ({ taskManifest: manifest } = (await import(out)) as { taskManifest: TaskManifest });
   const { Corpus } = (await import(path.join(PROJECT_DIR, 'src/corpus.ts'))) as { Corpus: new () => object };
   corpus = new Corpus();
-});
+}, TSC_TIMEOUT_MS);
 
 afterAll(() => removeDir(scratch));
 
@@ -183,17 +184,21 @@ describe('the README type table', () => {
     expect(result.ir.tools).toHaveLength(34);
   });
 
-  it('emits a module that compiles, with schemas equal to the source types (tsc)', () => {
-    const dir = path.join(scratch, 'typecheck');
-    mkdirSync(dir);
-    const moduleText = emitTaskModule(result.ir, {
-      projectDir: PROJECT_DIR,
-      outFile: path.join(dir, 'tasks.generated.ts'),
-    });
-    const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, moduleText));
-    expect(tsc.output).toBe('');
-    expect(tsc.exitCode).toBe(0);
-  });
+  it(
+    'emits a module that compiles, with schemas equal to the source types (tsc)',
+    () => {
+      const dir = path.join(scratch, 'typecheck');
+      mkdirSync(dir);
+      const moduleText = emitTaskModule(result.ir, {
+        projectDir: PROJECT_DIR,
+        outFile: path.join(dir, 'tasks.generated.ts'),
+      });
+      const tsc = runTsc(writeTypeCheckProject(result.ir, PROJECT_DIR, dir, moduleText));
+      expect(tsc.output).toBe('');
+      expect(tsc.exitCode).toBe(0);
+    },
+    TSC_TIMEOUT_MS,
+  );
 
   describe.each(Object.entries(ROWS))('%s', (_row, cases) => {
     it('accepts and rejects the same values in ajv and zod, as the row says', () => {

@@ -7,6 +7,7 @@
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { expiresAt, type TaskRecord, type TaskStatus } from '../engine/task.js';
+import { readText } from '../host/json-body.js';
 import { RpcError } from '../protocol/rpc-error.js';
 import type { ToolCalls } from '../protocol/tool-calls.js';
 import { dashboardPage } from './page.js';
@@ -221,10 +222,9 @@ function detail(record: TaskRecord, timeline: readonly TimelineEntry[]) {
 async function readBody(request: Request): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) return json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` }, 413);
-  const text = await request.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) {
-    return json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` }, 413);
-  }
+  // Read within the bound: a chunked body declares no length, and `request.text()` would buffer all of it.
+  const text = await readText(request, MAX_BODY_BYTES);
+  if (text === undefined) return json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` }, 413);
   try {
     const body: unknown = JSON.parse(text);
     if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body;

@@ -38,7 +38,7 @@ export async function readJsonBody(
 }
 
 /** The body as text, or `undefined` once it passes `maxBytes` (reading stops there). */
-async function readText(request: Request, maxBytes: number): Promise<string | undefined> {
+export async function readText(request: Request, maxBytes: number): Promise<string | undefined> {
   if (!request.body) return '';
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

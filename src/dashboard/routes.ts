@@ -62,7 +62,8 @@ export function dashboardRoutes(deps: DashboardDeps): DashboardRoutes {
     }
     const match = /^\/tasks\/([^/]+)(\/cancel|\/answer)?$/.exec(rest);
     if (!match) return json({ error: 'not found' }, 404);
-    const taskId = decodeURIComponent(match[1] as string);
+    const taskId = decodedOrUndefined(match[1] as string);
+    if (taskId === undefined) return json({ error: 'the task id is not valid percent-encoding' }, 400);
     if (taskId.length > MAX_ID_LENGTH) return json({ error: `a task id has at most ${MAX_ID_LENGTH} characters` }, 400);
     const action = match[2];
     try {
@@ -246,6 +247,15 @@ function engineError(error: unknown): Response {
     return json({ error: error.message }, /not found/i.test(error.message) ? 404 : 400);
   }
   throw error;
+}
+
+/** `decodeURIComponent`, or `undefined` for malformed escapes (which it throws on). */
+function decodedOrUndefined(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function json(body: unknown, status = 200): Response {

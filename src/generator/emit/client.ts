@@ -15,7 +15,7 @@ import { generatedHeader } from '../header.js';
 import type { ManifestIR, QuestionIR, ToolIR, TypeIR } from '../ir.js';
 import { mapType, referencedNames } from '../ir-walk.js';
 import { compareStrings, toPascalCase } from '../naming.js';
-import { hasOutputSchema } from './names.js';
+import { hasOutputSchema, identifierAllocator } from './names.js';
 import { type Code, object, printConst, raw, stringLiteral, value } from './printer.js';
 import { type ZodContext, zodObject, zodType } from './zod.js';
 
@@ -25,13 +25,7 @@ const RESERVED = ['z', 'createTypedClient', 'createClient', 'clientSpec', 'TaskC
 
 export function emitClientModule(input: ManifestIR): string {
   const ir = forTheWire(input);
-  const used = new Set(RESERVED);
-  const allocate = (preferred: string): string => {
-    let candidate = preferred;
-    for (let suffix = 2; used.has(candidate); suffix++) candidate = `${preferred}${suffix}`;
-    used.add(candidate);
-    return candidate;
-  };
+  const allocate = identifierAllocator(RESERVED);
   const typeNames = Object.keys(ir.types).sort(compareStrings);
   const schemaNames = new Map(typeNames.map((name) => [name, allocate(`${toPascalCase(name)}Schema`)]));
   const declared = new Set<string>();

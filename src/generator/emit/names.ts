@@ -71,14 +71,19 @@ export function unitKey(unit: SchemaUnit): string {
   return `${unit.side}:${unit.typeName}`;
 }
 
-export function allocateNames(ir: ManifestIR): ModuleNames {
-  const used = new Set(RESERVED);
-  const allocate = (preferred: string): string => {
+/** Hands out module-level identifiers: the preferred name, or it with the first free suffix (2, 3, …). */
+export function identifierAllocator(reserved: readonly string[]): (preferred: string) => string {
+  const used = new Set(reserved);
+  return (preferred) => {
     let candidate = preferred;
     for (let suffix = 2; used.has(candidate); suffix++) candidate = `${preferred}${suffix}`;
     used.add(candidate);
     return candidate;
   };
+}
+
+export function allocateNames(ir: ManifestIR): ModuleNames {
+  const allocate = identifierAllocator(RESERVED);
 
   const classes = new Map<string, string>();
   const targets = [...new Map(ir.tools.map((tool) => [classKey(tool.target), tool.target])).values()];

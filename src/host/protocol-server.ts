@@ -379,7 +379,7 @@ async function listEachInItsDialect(
 /**
  * The state a retried call carries, checked against the server key. The SDK runs its verify
  * hook only inside the result wrapper that `tools/call` skips (workaround 1), so it is checked
- * here (a value already decoded by the SDK passes through).
+ * here; the value is the client's raw one, and only a string that verifies is accepted.
  */
 async function verifiedRequestState(
   codec: RequestStateCodec<InlineState>,
@@ -387,8 +387,10 @@ async function verifiedRequestState(
 ): Promise<InlineState | undefined> {
   const raw = ctx.mcpReq.requestState<unknown>();
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'string') return raw as InlineState;
   try {
+    // Only a sealed string is trusted. With the SDK's wrapper skipped nothing has decoded the
+    // value, so anything else is the client's own object: refused as the SDK refuses it.
+    if (typeof raw !== 'string') throw new Error('not a sealed string');
     return await codec.verify(raw, ctx);
   } catch {
     throw new RpcError(ErrorCode.InvalidParams, 'Invalid or expired requestState', {

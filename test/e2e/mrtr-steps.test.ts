@@ -41,7 +41,9 @@ describe('ctx.step across the rounds of a call without a task', () => {
 
     // The client can read the payload but not change it: the seal no longer matches.
     const [version, body, mac] = requestState.split('.') as [string, string, string];
-    const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { p: { steps: Record<string, unknown> } };
+    const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as {
+      p: Record<string, unknown> & { steps: Record<string, unknown> };
+    };
     payload.p.steps = { count: 41 };
     const forged = `${version}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`;
     const tampered = await rpc2026(
@@ -51,6 +53,20 @@ describe('ctx.step across the rounds of a call without a task', () => {
       NO_TASKS,
     );
     expect(tampered.error?.code).toBe(-32602);
+
+    // The readable payload sent back as a plain object, unsealed: refused like a forged string.
+    const unsealed = await rpc2026(
+      running.url,
+      'tools/call',
+      {
+        name: 'counted_step',
+        arguments: { label },
+        inputResponses: GO,
+        requestState: { ...payload.p, steps: { count: 41 } },
+      },
+      NO_TASKS,
+    );
+    expect(unsealed.error?.code).toBe(-32602);
 
     // A genuine state, but sealed for other arguments.
     const borrowed = await rpc2026(

@@ -24,9 +24,9 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { isPlainObject } from '../protocol/params.js';
-import { ErrorCode, type RpcError } from '../protocol/rpc-error.js';
+import type { RpcError } from '../protocol/rpc-error.js';
 import type { Logger } from '../tools/logger.js';
-import { readJsonBody } from './json-body.js';
+import { bodyTooLarge, readJsonBody } from './json-body.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
@@ -347,20 +347,6 @@ export class HttpFront {
       void Promise.allSettled([session.transport.close(), session.server.close()]);
     }
   }
-}
-
-export function bodyTooLarge(maxBodyBytes: number): Response {
-  return Response.json(
-    {
-      jsonrpc: '2.0',
-      id: null,
-      error: {
-        code: ErrorCode.InvalidRequest,
-        message: `The request body is over the ${maxBodyBytes}-byte limit (maxBodyBytes)`,
-      },
-    },
-    { status: 413, headers: { connection: 'close' } },
-  );
 }
 
 function sessionNotFound(): Response {

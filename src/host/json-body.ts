@@ -13,12 +13,7 @@ export async function readJsonBody(
   request: Request,
   limits: { readonly maxBodyBytes: number; readonly maxJsonDepth: number },
 ): Promise<BodyReading> {
-  const tooLarge = () =>
-    refuse(
-      413,
-      ErrorCode.InvalidRequest,
-      `The request body is over the ${limits.maxBodyBytes}-byte limit (maxBodyBytes)`,
-    );
+  const tooLarge = (): BodyReading => ({ ok: false, response: bodyTooLarge(limits.maxBodyBytes) });
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limits.maxBodyBytes) return tooLarge();
   const text = await readText(request, limits.maxBodyBytes);
@@ -76,7 +71,13 @@ export function exceedsDepth(text: string, maxDepth: number): boolean {
   return false;
 }
 
-function refuse(status: number, code: number, message: string): BodyReading {
+/** The refusal of a body over `maxBodyBytes`, whether its `Content-Length` or its reading said so. */
+export function bodyTooLarge(maxBodyBytes: number): Response {
+  return refuse(413, ErrorCode.InvalidRequest, `The request body is over the ${maxBodyBytes}-byte limit (maxBodyBytes)`)
+    .response;
+}
+
+function refuse(status: number, code: number, message: string): BodyReading & { ok: false } {
   return {
     ok: false,
     response: Response.json(

@@ -201,29 +201,27 @@ export function toElicitResult(answer: QuestionAnswer): Json {
   return answer.action === 'accept' ? { action: 'accept', content: answer.content } : { action: answer.action };
 }
 
+/** A 2025-11-25 task: `ttl` and `pollInterval`, questions come as separate requests. */
 function snapshot2025(task: Json): TaskSnapshot {
-  return {
-    taskId: String(task.taskId),
-    status: task.status as TaskStatus,
-    ...(typeof task.statusMessage === 'string' && { statusMessage: task.statusMessage }),
-    createdAt: String(task.createdAt),
-    lastUpdatedAt: String(task.lastUpdatedAt),
-    ttlMs: typeof task.ttl === 'number' ? task.ttl : null,
-    ...(typeof task.pollInterval === 'number' && { pollIntervalMs: task.pollInterval }),
-    questions: [],
-  };
+  return snapshotOf(task, task.ttl, task.pollInterval, []);
 }
 
+/** A 2026-07-28 task: `ttlMs` and `pollIntervalMs`, its open questions in `inputRequests`. */
 function snapshot2026(task: Json): TaskSnapshot {
+  return snapshotOf(task, task.ttlMs, task.pollIntervalMs, questionsOf(task.inputRequests));
+}
+
+/** The fields both eras share, with the two the eras name differently already picked. */
+function snapshotOf(task: Json, ttl: unknown, pollInterval: unknown, questions: TaskQuestion[]): TaskSnapshot {
   return {
     taskId: String(task.taskId),
     status: task.status as TaskStatus,
     ...(typeof task.statusMessage === 'string' && { statusMessage: task.statusMessage }),
     createdAt: String(task.createdAt),
     lastUpdatedAt: String(task.lastUpdatedAt),
-    ttlMs: typeof task.ttlMs === 'number' ? task.ttlMs : null,
-    ...(typeof task.pollIntervalMs === 'number' && { pollIntervalMs: task.pollIntervalMs }),
-    questions: questionsOf(task.inputRequests),
+    ttlMs: typeof ttl === 'number' ? ttl : null,
+    ...(typeof pollInterval === 'number' && { pollIntervalMs: pollInterval }),
+    questions,
   };
 }
 

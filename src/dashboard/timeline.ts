@@ -4,7 +4,7 @@
  * the engine's change events. Bounded in tasks and entries; a task it never saw gets a story
  * rebuilt from its current record.
  */
-import { expiresAt, type TaskRecord } from '../engine/task.js';
+import { expiresAt, type TaskProgressValue, type TaskRecord, type TaskStatus } from '../engine/task.js';
 
 export interface TimelineEntry {
   /** Milliseconds since the epoch. */
@@ -19,8 +19,35 @@ const MAX_TASKS = 2000;
 const MAX_ENTRIES = 200;
 
 interface Followed {
-  last: TaskRecord;
+  last: Seen;
   entries: TimelineEntry[];
+}
+
+/**
+ * What the next state of a task is compared with: only the fields \`changes\` reads. Keeping the
+ * record itself would hold its arguments, steps and result (up to megabytes each) for every one
+ * of the \`MAX_TASKS\` tasks followed, long after the task is gone.
+ */
+export interface Seen {
+  readonly lastUpdatedAt: number;
+  readonly status: TaskStatus;
+  readonly statusMessage?: string;
+  readonly progress?: TaskProgressValue;
+  readonly questions: ReadonlySet<string>;
+  readonly answers: ReadonlySet<string>;
+  readonly ended: boolean;
+}
+
+function seen(record: TaskRecord): Seen {
+  return {
+    lastUpdatedAt: record.lastUpdatedAt,
+    status: record.status,
+    ...(record.statusMessage !== undefined && { statusMessage: record.statusMessage }),
+    ...(record.progress && { progress: record.progress }),
+    questions: new Set(Object.keys(record.inputRequests ?? {})),
+    answers: new Set(Object.keys(record.inputAnswers ?? {})),
+    ended: record.outcome !== undefined,
+  };
 }
 
 export class TaskTimelines {
@@ -34,12 +61,12 @@ export class TaskTimelines {
         const oldest = this.tasks.keys().next().value;
         if (oldest !== undefined) this.tasks.delete(oldest);
       }
-      this.tasks.set(record.taskId, { last: record, entries: changes(undefined, record) });
+      this.tasks.set(record.taskId, { last: seen(record), entries: changes(undefined, record) });
       return;
     }
     if (record.lastUpdatedAt < followed.last.lastUpdatedAt) return;
     const added = changes(followed.last, record);
-    followed.last = record;
+    followed.last = seen(record);
     followed.entries.push(...added);
     if (followed.entries.length > MAX_ENTRIES) followed.entries.splice(1, followed.entries.length - MAX_ENTRIES);
   }
@@ -52,7 +79,7 @@ export class TaskTimelines {
 }
 
 /** What differs between two states of a task, as timeline entries. */
-export function changes(previous: TaskRecord | undefined, next: TaskRecord): TimelineEntry[] {
+export function changes(previous: Seen | undefined, next: TaskRecord): TimelineEntry[] {
   const entries: TimelineEntry[] = [];
   const at = next.lastUpdatedAt;
   if (!previous) {
@@ -75,15 +102,15 @@ export function changes(previous: TaskRecord | undefined, next: TaskRecord): Tim
     });
   }
   for (const [key, pending] of Object.entries(next.inputRequests ?? {})) {
-    if (previous?.inputRequests?.[key]) continue;
+    if (previous?.questions.has(key)) continue;
     const message = typeof pending.params.message === 'string' ? pending.params.message : pending.question;
     entries.push({ at, kind: 'question', text: `${key}: ${message}` });
   }
   for (const [key, answer] of Object.entries(next.inputAnswers ?? {})) {
-    if (previous?.inputAnswers?.[key]) continue;
+    if (previous?.answers.has(key)) continue;
     entries.push({ at, kind: 'answer', text: `${key}: ${answer.action}` });
   }
-  if (next.outcome && !previous?.outcome) {
+  if (next.outcome && !previous?.ended) {
     entries.push(
       next.outcome.kind === 'error'
         ? { at, kind: 'error', text: `${next.outcome.error.code}: ${next.outcome.error.message}` }

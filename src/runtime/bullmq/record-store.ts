@@ -129,6 +129,12 @@ export interface WriteResult extends StoredRecord {
 /** Decides the change from the freshest record; `undefined` leaves the record alone. */
 export type ChangeDecision = TaskChange | ((current: TaskRecord) => TaskChange | undefined);
 
+/** The live-task quota and the room left under it once the other shards are counted. */
+export interface LiveRoom {
+  readonly max: number;
+  readonly room: number;
+}
+
 export class RedisTaskStore {
   constructor(
     private readonly client: RedisClient,
@@ -137,24 +143,36 @@ export class RedisTaskStore {
   ) {}
 
   /**
-   * Stores a new record with a short first expiry: if the process or Redis dies before the job
-   * is enqueued and `finalizeExpiry` runs, the orphan record removes itself.
+   * The room the owner has left under `maxLiveForOwner` on the other shards than `record`'s
+   * (`undefined` without a quota); throws when there is none. Read before `insert`, never inside
+   * it: with several shards it is a round trip, and `insert` must send its script at once.
    */
-  async insert(record: TaskRecord, provisionalTtlMs: number, maxLiveForOwner?: number): Promise<void> {
+  async roomFor(record: TaskRecord, maxLiveForOwner: number | undefined): Promise<LiveRoom | undefined> {
+    if (maxLiveForOwner === undefined) return undefined;
+    // The insert script counts the record's shard atomically; the others' counts are read just
+    // before (a race between shards can overshoot by the creates in flight, no more).
+    const room = maxLiveForOwner - (await this.liveElsewhere(record.owner, this.names.shardOf(record.taskId)));
+    if (room <= 0) {
+      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
+    }
+    return { max: maxLiveForOwner, room };
+  }
+
+  /**
+   * Stores a new record with a short first expiry: if the process or Redis dies before the job
+   * is enqueued and `finalizeExpiry` runs, the orphan record removes itself. `quota` comes from
+   * `roomFor`. The script is sent synchronously, before this returns its promise, so a job
+   * enqueued right after this call is sent behind the record on the same connection.
+   */
+  async insert(record: TaskRecord, provisionalTtlMs: number, quota: LiveRoom | undefined): Promise<void> {
     const finalExpiry = expiresAt(record);
     const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
     const shard = this.names.shardOf(record.taskId);
     const keys = [shard.record(record.taskId), shard.live(record.owner)];
     if (record.owner !== null) keys.push(shard.owner(record.owner), shard.ownerExpiries(record.owner));
-    // The script counts this shard atomically; with several shards, the others' counts are read
-    // just before (a race between shards can overshoot by the creates in flight, no more).
-    const room =
-      maxLiveForOwner === undefined ? undefined : maxLiveForOwner - (await this.liveElsewhere(record.owner, shard));
-    if (room !== undefined && room <= 0) {
-      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
-    }
-    // The runtime sends the job right behind this, and the record must exist first: the script
-    // is preloaded (see `preloadScripts`), so this runs first without a NOSCRIPT retry.
+    // No await before this line: the runtime sends the job right behind this, and the record
+    // must exist first. The script is preloaded (see `preloadScripts`), so it runs first
+    // without a NOSCRIPT retry.
     const inserted = await INSERT.run(this.client, keys, [
       JSON.stringify(record),
       Math.floor(firstExpiry),
@@ -162,10 +180,10 @@ export class RedisTaskStore {
       record.createdAt,
       record.taskId,
       this.names.eventsChannel,
-      room ?? '',
+      quota?.room ?? '',
     ]);
     if (inserted === -1) {
-      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
+      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${quota?.max} unfinished tasks`);
     }
     if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
   }

@@ -115,8 +115,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
   async create(record: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
+      // The quota's read of the other shards comes first: were it inside `insert`, the job would
+      // overtake the record, and a worker that took the job before the record landed would
+      // find no record, skip the job, and leave the task 'queued' for good.
+      const room = await this.store.roomFor(stored, options.maxLiveForOwner);
       const [inserted, enqueued] = await Promise.allSettled([
-        this.store.insert(stored, this.provisionalTtlMs, options.maxLiveForOwner),
+        this.store.insert(stored, this.provisionalTtlMs, room),
         this.queueOf(stored.taskId).enqueue(stored),
       ]);
       if (inserted.status === 'rejected') {

@@ -70,6 +70,13 @@ export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => S
 export interface Admission {
   readonly authInfo?: AuthInfo;
   readonly caller: Caller;
+  /**
+   * Aborts when the client hangs up before the response finished, from the Node server that
+   * owns the connection. `Request.signal` is not enough for a wait that outlives its handler:
+   * undici links a Request's signal to its source only through a WeakRef, so a hangup reaches
+   * it only while something still holds that Request (an idle stream holds none of its own).
+   */
+  readonly hangup?: AbortSignal;
 }
 
 interface LegacySession {
@@ -253,6 +260,7 @@ export class HttpFront {
         engine: this.deps.engine,
         caller: admission.caller,
         waiters: this.deps.waiters,
+        ...(admission.hangup && { hangup: admission.hangup }),
         slots: this.listenSlots,
         maxTaskIds: this.limits.maxTaskIdsPerListen,
       });

@@ -347,7 +347,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
             await writeWithoutBody(res, admission);
             return;
           }
-          (req as { auth?: AuthInfo }).auth = carryAdmission(admission);
+          // The hangup is held by `res` (strongly), not by the Request the adapter builds.
+          const hangup = new AbortController();
+          res.once('close', () => {
+            if (!res.writableFinished) hangup.abort();
+          });
+          (req as { auth?: AuthInfo }).auth = carryAdmission({ ...admission, hangup: hangup.signal });
         }
         flushEventStreamHeaders(res);
         void handle(req, res);

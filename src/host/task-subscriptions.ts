@@ -47,6 +47,8 @@ export interface TaskListenDeps {
   /** Task ids one stream may follow. */
   readonly maxTaskIds: number;
   readonly waiters: WaiterRegistry;
+  /** The connection closed before the stream ended (see `Admission.hangup`). */
+  readonly hangup?: AbortSignal;
 }
 
 export async function serveTaskListen(
@@ -118,12 +120,14 @@ export async function serveTaskListen(
     registration.leave();
     release();
   };
-  request.signal.addEventListener('abort', stop, { once: true });
+  // A waiter dies with its request: whichever signal hears the hangup first ends the stream.
+  const hangups = deps.hangup ? [request.signal, deps.hangup] : [request.signal];
+  for (const signal of hangups) signal.addEventListener('abort', stop, { once: true });
   // Only tasks the caller may read are agreed to; the acknowledgement says which.
   const unique = [...new Set(requested as string[])];
   const found = await Promise.all(unique.map((taskId) => follower.follow(taskId)));
   const agreed = unique.filter((_taskId, index) => found[index]);
-  if (request.signal.aborted) stop();
+  if (hangups.some((signal) => signal.aborted)) stop();
 
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({

@@ -281,6 +281,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     }),
     ...(metrics && { metrics }),
     ...(metricsToken !== undefined && { metricsToken }),
+    logger,
   });
   const dashboardOption = options.dashboard ?? dashboardFromEnvironment();
   const dashboard = dashboardOption

@@ -117,6 +117,7 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
         readiness: async () => ({ redis: await checkOf(() => worker.checkReady()) }),
         ...(metrics && { metrics }),
         ...(metricsToken !== undefined && { metricsToken }),
+        logger,
       }),
       { port: healthPort, host: config.healthHost ?? '0.0.0.0' },
     );

@@ -67,7 +67,7 @@ describe('health routes on the in-process runtime', () => {
     await server.close();
     const response = await server.fetch(new Request('http://127.0.0.1/readyz'));
     expect(response.status).toBe(503);
-    expect(await response.json()).toMatchObject({ status: 'not ready', checks: { shutdown: 'shutting down' } });
+    expect(await response.json()).toMatchObject({ status: 'not ready', checks: { shutdown: 'failing' } });
   });
 });
 
@@ -163,19 +163,41 @@ describeWithRedis('health routes and metrics on BullMQ', () => {
     expect(sample(text, 'mcp_task_queue_jobs{state="delayed"}')).toBe(0);
   });
 
-  it('/readyz answers 503 naming the problem when Redis is unreachable, while /healthz stays up', async () => {
+  it('/readyz answers 503 naming the failed check when Redis is unreachable, while /healthz stays up', async () => {
+    const logged: { message: string; data?: Record<string, unknown> }[] = [];
+    const capture = (message: string, data?: Record<string, unknown>) =>
+      logged.push({ message, ...(data && { data }) });
     const unreachable = await startServer({
       manifest: opsManifest,
       instances: [new OpsTools()],
       redis: { connection: 'redis://127.0.0.1:1', prefix: randomPrefix() },
       workers: 0,
+      metrics: { token: 'scrape-token-0123' },
+      logger: { debug() {}, info: capture, warn: capture, error: capture },
     });
     try {
-      const { status, body } = await getJson(`${origin(unreachable.url)}/readyz`);
+      const readyz = `${origin(unreachable.url)}/readyz`;
+      // Without credentials: which check fails, never why (the reason names the Redis address).
+      const anonymous = await fetch(readyz);
+      const text = await anonymous.text();
+      expect(anonymous.status).toBe(503);
+      expect(JSON.parse(text)).toEqual({
+        status: 'not ready',
+        checks: { runtime: 'failing', manifest: 'ok', shutdown: 'ok' },
+      });
+      expect(text).not.toContain('127.0.0.1');
+      // The metrics token shows the reason; a wrong token does not.
+      const wrong = await getJson(readyz, { headers: { authorization: 'Bearer wrong-token-0123' } });
+      expect((wrong.body.checks as Record<string, string>).runtime).toBe('failing');
+      const { status, body } = await getJson(readyz, { headers: { authorization: 'Bearer scrape-token-0123' } });
       expect(status).toBe(503);
-      expect(body.status).toBe('not ready');
       expect(body.checks).toMatchObject({ manifest: 'ok', shutdown: 'ok' });
       expect((body.checks as Record<string, string>).runtime).toMatch(/Redis|no answer within/);
+      // The log has the reason, once however often the probe asks.
+      const failing = logged.filter((line) => line.message === 'readiness check failing');
+      expect(failing.length).toBeGreaterThanOrEqual(1);
+      expect(failing[0]?.data).toMatchObject({ check: 'runtime', reason: expect.stringMatching(/Redis|no answer/) });
+      expect(failing.length).toBeLessThan(3);
       expect((await getJson(`${origin(unreachable.url)}/healthz`)).status).toBe(200);
     } finally {
       await unreachable.close();

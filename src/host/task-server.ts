@@ -180,6 +180,15 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         stats: async () => (await runtime.stats?.()) ?? {},
         sessions: () => httpFront.sessionCount,
         streams: () => httpFront.streamCount,
+        waits: () => {
+          const engineStats = engine.waiterStats();
+          return {
+            waiters: waiters.stats().total,
+            engineWaits: engineStats.waiters,
+            followers: engineStats.followers,
+            followedTasks: engineStats.followedTasks,
+          };
+        },
       })
     : undefined;
   // A silenced logger needs no lifecycle lines built for it (benchmarks, tests).

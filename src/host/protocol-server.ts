@@ -206,7 +206,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
             // Over HTTP the front has counted the request already (and answers 429 itself).
             const kind = options.transport === 'stdio' ? rateKindOf(method) : undefined;
             if (kind && deps.rateLimits) {
-              const limited = await deps.rateLimits.consume((await caller(ctx)).principal, kind);
+              const limited = await deps.rateLimits.consume(await caller(ctx), kind);
               if (limited) throw limited;
             }
             const result = (await run(params, ctx)) as Result;

@@ -134,6 +134,32 @@ describe('metrics on the in-process runtime', () => {
     const after = await metricsText(url, 'scrape-token');
     expect(sample(after, 'mcp_task_cancelled_total{tool="crawl"}')).toBe(1);
   });
+
+  it('show what waits on tasks right now, as TaskServer.stats() counts it', async () => {
+    const url = `${origin(running.url)}/metrics`;
+    const long = await client.request(
+      { method: 'tools/call', params: { name: 'crawl', arguments: { pages: 100, pauseMs: 1000 }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const waiting = client.experimental.tasks.getTaskResult(long.task.taskId, CallToolResultSchema).catch(() => {});
+    const during = await pollUntil(
+      () => metricsText(url, 'scrape-token'),
+      (body) => sample(body, 'mcp_task_waiters{kind="result"}') === 1,
+    );
+    const stats = running.server.stats();
+    expect(sample(during, 'mcp_task_waiters{kind="stream"}')).toBe(stats.waiters.total.stream);
+    expect(sample(during, 'mcp_task_engine_waits')).toBe(1);
+    expect(sample(during, 'mcp_task_followers')).toBe(stats.engine.followers);
+    expect(sample(during, 'mcp_task_followed_tasks')).toBe(stats.engine.followedTasks);
+    expect(stats.engine.followedTasks).toBeGreaterThanOrEqual(1);
+    await client.experimental.tasks.cancelTask(long.task.taskId);
+    await waiting;
+    const after = await pollUntil(
+      () => metricsText(url, 'scrape-token'),
+      (body) => sample(body, 'mcp_task_waiters{kind="result"}') === 0,
+    );
+    expect(sample(after, 'mcp_task_engine_waits')).toBe(0);
+  });
 });
 
 describeWithRedis('health routes and metrics on BullMQ', () => {

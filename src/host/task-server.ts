@@ -40,7 +40,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { ClientConnection } from './client-address.js';
 import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
-import { checkOf, operatorRoutes, type Route } from './operator-routes.js';
+import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
@@ -410,6 +410,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       };
       listeners.add(listening);
       if (dashboard) logger.info(`task dashboard at http://${shownHost}:${address.port}${DASHBOARD_PATH}`);
+      warnIfMetricsOpen(logger, { metrics: metrics !== undefined, token: metricsToken !== undefined, host });
       return listening;
     },
 

@@ -31,6 +31,8 @@ interface Sample {
   readonly ms: number;
   readonly nodeUs: Readonly<Record<string, number>>;
   readonly redisUs: Readonly<Record<string, number>>;
+  /** Commands each Redis server ran (those inside scripts included), by command name. */
+  readonly redisCalls: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 
 /** A Redis server whose CPU we read, and the setups it serves. */
@@ -72,16 +74,21 @@ async function main(): Promise<void> {
 
     const round = async (setup: ScaleSetup, n: number): Promise<Sample> => {
       const nodeBefore = await Promise.all(children.map((child) => child.cpuUs()));
-      const redisBefore = await Promise.all(servers.map((server) => redisCpuUs(server.client)));
+      const redisBefore = await Promise.all(servers.map((server) => redisCounters(server.client)));
       const reply = await load.ask({ type: 'run', setup: setup.id, n });
       if (reply.type !== 'ran') throw new Error(`load: unexpected reply ${reply.type}`);
       if (reply.failed > 0) throw new Error(`${setup.name}: ${reply.failed} of ${n} tasks did not complete`);
       const nodeAfter = await Promise.all(children.map((child) => child.cpuUs()));
-      const redisAfter = await Promise.all(servers.map((server) => redisCpuUs(server.client)));
+      const redisAfter = await Promise.all(servers.map((server) => redisCounters(server.client)));
       return {
         ms: reply.ms,
         nodeUs: Object.fromEntries(children.map((child, i) => [child.name, nodeAfter[i]! - nodeBefore[i]!])),
-        redisUs: Object.fromEntries(servers.map((server, i) => [server.name, redisAfter[i]! - redisBefore[i]!])),
+        redisUs: Object.fromEntries(
+          servers.map((server, i) => [server.name, redisAfter[i]!.cpuUs - redisBefore[i]!.cpuUs]),
+        ),
+        redisCalls: Object.fromEntries(
+          servers.map((server, i) => [server.name, callsBetween(redisBefore[i]!.calls, redisAfter[i]!.calls)]),
+        ),
       };
     };
 
@@ -141,11 +148,18 @@ function redisServers(cluster: LocalCluster, single: LocalRedis): RedisServer[] 
   ];
 }
 
-/** The server's own CPU time (main thread and background threads), from `INFO cpu`. */
-async function redisCpuUs(client: Redis): Promise<number> {
-  const info = await client.info('cpu');
+/** What a Redis server has done so far: its CPU time and its commands (both from `INFO`). */
+async function redisCounters(client: Redis): Promise<{ cpuUs: number; calls: Record<string, number> }> {
+  // One INFO for both: its own call shows in the counts, once per read, whatever the setup.
+  const info = String(await client.call('INFO', 'cpu', 'commandstats'));
   const seconds = (field: string) => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
-  return Math.round((seconds('used_cpu_sys') + seconds('used_cpu_user')) * 1e6);
+  const calls: Record<string, number> = {};
+  for (const [, command, count] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[command!] = Number(count);
+  return { cpuUs: Math.round((seconds('used_cpu_sys') + seconds('used_cpu_user')) * 1e6), calls };
+}
+
+function callsBetween(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([command, count]) => [command, count - (before[command] ?? 0)]));
 }
 
 const rate = (sample: Sample) => (TASKS_PER_ROUND / sample.ms) * 1000;
@@ -156,10 +170,20 @@ function serversOf(id: string, servers: readonly RedisServer[]): RedisServer[] {
   return servers.filter((server) => server.backend === (id.startsWith('cluster') ? 'cluster' : 'single'));
 }
 
-/** µs of CPU per task on the busiest Redis server of setup `id`, median over rounds. */
-function busiestRedisUsPerTask(id: string, list: readonly Sample[], servers: readonly RedisServer[]): number {
+/** A Redis server's share of a round: its CPU µs, or the commands it ran. */
+type RedisMeasure = (sample: Sample, server: string) => number;
+const redisCpu: RedisMeasure = (sample, server) => sample.redisUs[server]!;
+const redisCommands: RedisMeasure = (sample, server) => sum(sample.redisCalls[server]!);
+
+/** `measure` per task on the busiest Redis server of setup `id`, median over rounds. */
+function busiestPerTask(
+  id: string,
+  list: readonly Sample[],
+  servers: readonly RedisServer[],
+  measure: RedisMeasure,
+): number {
   const own = serversOf(id, servers);
-  return median(list.map((s) => Math.max(...own.map((server) => s.redisUs[server.name]!)) / TASKS_PER_ROUND));
+  return median(list.map((s) => Math.max(...own.map((server) => measure(s, server.name))) / TASKS_PER_ROUND));
 }
 
 /** Tasks/s, then where the CPU went: % of one core per process, and µs per task. */
@@ -168,14 +192,37 @@ function describeSetup(setup: ScaleSetup, list: readonly Sample[], servers: read
   const perTask = (pick: (s: Sample) => number) => fmt(median(list.map((s) => pick(s) / TASKS_PER_ROUND)));
   const nodeNames = Object.keys(list[0]!.nodeUs);
   const own = serversOf(setup.id, servers);
-  const busiest = busiestRedisUsPerTask(setup.id, list, servers);
+  const busiest = busiestPerTask(setup.id, list, servers, redisCpu);
   console.log(
     `${setup.name}: ${fmt(median(list.map(rate)))} tasks/s (rounds ${list.map((s) => fmt(rate(s))).join(', ')})\n` +
       `  CPU, % of one core: ${nodeNames.map((name) => `${name} ${share((s) => s.nodeUs[name]!)}`).join(', ')}, ` +
       `${own.map((server) => `${server.name} ${share((s) => s.redisUs[server.name]!)}`).join(', ')}; ` +
       `all processes ${share((s) => sum(s.nodeUs) + sum(s.redisUs))} of 200\n` +
       `  CPU µs per task: Node ${perTask((s) => sum(s.nodeUs))}, Redis ${perTask((s) => sum(s.redisUs))} ` +
-      `(busiest server ${fmt(busiest)}: one such server per core would take ~${fmt(1e6 / busiest)} tasks/s)`,
+      `(busiest server ${fmt(busiest)}: one such server per core would take ~${fmt(1e6 / busiest)} tasks/s)\n` +
+      `  Redis commands per task: ${callsPerTask(setup.id, list, servers)}`,
+  );
+}
+
+/** Commands per task in all and on the busiest server, and the commonest ones (scripts' own included). */
+function callsPerTask(id: string, list: readonly Sample[], servers: readonly RedisServer[]): string {
+  const own = serversOf(id, servers);
+  const all = median(list.map((s) => own.reduce((total, server) => total + redisCommands(s, server.name), 0)));
+  const byCommand = new Map<string, number>();
+  for (const sample of list) {
+    for (const server of own) {
+      for (const [command, count] of Object.entries(sample.redisCalls[server.name]!)) {
+        byCommand.set(command, (byCommand.get(command) ?? 0) + count);
+      }
+    }
+  }
+  const commonest = [...byCommand]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([command, count]) => `${command} ${(count / (list.length * TASKS_PER_ROUND)).toFixed(1)}`);
+  return (
+    `${(all / TASKS_PER_ROUND).toFixed(1)} in all, ` +
+    `${busiestPerTask(id, list, servers, redisCommands).toFixed(1)} on the busiest server; ${commonest.join(', ')}`
   );
 }
 
@@ -191,20 +238,27 @@ function rows(samples: Record<string, Sample[]>, servers: readonly RedisServer[]
       ratio: median(list.map((s, i) => rate(s) / rate(base[i]!))),
     };
   };
-  const busiest = (id: string) => busiestRedisUsPerTask(id, samples[id]!, servers);
+  const busiest = (metric: string, id: string, baseId: string, measure: RedisMeasure, unit: string): Row => {
+    const value = busiestPerTask(id, samples[id]!, servers, measure);
+    const base = busiestPerTask(baseId, samples[baseId]!, servers, measure);
+    const digits = unit === 'µs' ? 0 : 1;
+    return {
+      bench: '6 scale',
+      metric,
+      framework: `${fmt(value, digits)} ${unit}`,
+      baseline: `${fmt(base, digits)} ${unit}`,
+      ratio: value / base,
+    };
+  };
   return [
     throughput('no-op tasks/s, cluster: 2 shards vs 1', 'cluster-2', 'cluster-1'),
     throughput('no-op tasks/s, cluster: 3 shards vs 1', 'cluster-3', 'cluster-1'),
     throughput('no-op tasks/s, 1 shard: cluster vs single Redis', 'cluster-1', 'single-1'),
     throughput('no-op tasks/s, single Redis: 3 shards vs 1', 'single-3', 'single-1'),
     throughput('no-op tasks/s, cluster 3 shards: live-task bound off vs on', 'cluster-3-unbounded', 'cluster-3'),
-    {
-      bench: '6 scale',
-      metric: 'busiest Redis node CPU per task, cluster: 3 shards vs 1',
-      framework: `${fmt(busiest('cluster-3'))} µs`,
-      baseline: `${fmt(busiest('cluster-1'))} µs`,
-      ratio: busiest('cluster-3') / busiest('cluster-1'),
-    },
+    busiest('busiest node, commands per task, cluster: 2 shards vs 1', 'cluster-2', 'cluster-1', redisCommands, 'cmds'),
+    busiest('busiest node, commands per task, cluster: 3 shards vs 1', 'cluster-3', 'cluster-1', redisCommands, 'cmds'),
+    busiest('busiest node, CPU per task, cluster: 3 shards vs 1', 'cluster-3', 'cluster-1', redisCpu, 'µs'),
   ];
 }
 

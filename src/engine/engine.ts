@@ -70,8 +70,24 @@ export class TaskEngine {
     this.followers = new FollowerRegistry({
       subscribe: (listener, onGap) => this.runtime.subscribe(listener, onGap),
       read: (taskId) => this.runtime.get(taskId),
-      expired: () => {},
+      expired: (last) => this.reportExpired(last),
     });
+  }
+
+  /**
+   * A followed task was found gone at its expiry. Runtimes that report expiry themselves never
+   * get here with a claim; on the others, one process in all says it (see `claimExpiryReport`).
+   */
+  private reportExpired(last: TaskRecord): void {
+    if (!this.runtime.claimExpiryReport) return;
+    this.runtime.claimExpiryReport(last.taskId).then(
+      (mine) => {
+        if (mine) this.observer.observe({ type: 'expired', task: this.facts(last) });
+      },
+      () => {
+        // Unreachable store: the fact goes unreported rather than reported twice.
+      },
+    );
   }
 
   async create(caller: Caller, request: CreateTaskRequest): Promise<TaskRecord> {

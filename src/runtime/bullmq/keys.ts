@@ -36,6 +36,8 @@ export interface ShardNames {
   live(owner: string | null): string;
   /** BullMQ's lock on a running job (present while a live worker renews it). */
   jobLock(taskId: string): string;
+  /** Set (NX) by the one process that reports the task's expiry; outlives the record briefly. */
+  expiryReport(taskId: string): string;
 }
 
 export interface RuntimeNames {
@@ -115,6 +117,7 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     ownerExpiries: (owner) => `${base}:owner-expiry:${owner}`,
     live: (owner) => (owner === null ? `${base}:live-anonymous` : `${base}:live:${owner}`),
     jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
+    expiryReport: (taskId) => `${base}:expired:${taskId}`,
   };
 }
 

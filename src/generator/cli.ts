@@ -16,7 +16,7 @@ Generates the task manifest (zod and JSON schemas, and the glue that calls each 
 the @Task and @Tool methods of a TypeScript project.
 
 Settings come from --config <file>, else mcp-taskgen.config.json, else the "mcp-taskgen" field
-of package.json ({ "project", "out", "include" }); flags override them.
+of package.json ({ "project", "out", "include", "client" }); flags override them.
 
 Options:
   -p, --project <path>  tsconfig.json of the project (default: ${DEFAULT_TSCONFIG})
@@ -74,9 +74,9 @@ export function runCli(argv: readonly string[], io: CliIo): number | Promise<num
     );
     return 2;
   }
-  if (parsed.watch) return runWatch(io, tsconfig, out, include);
+  const client = parsed.client !== undefined ? path.resolve(io.cwd, parsed.client) : config.client;
+  if (parsed.watch) return runWatch(io, { tsconfig, out, include, client });
 
-  const client = parsed.client !== undefined ? path.resolve(io.cwd, parsed.client) : undefined;
   const result = generate({
     tsconfig,
     out,
@@ -129,13 +129,21 @@ export function runCli(argv: readonly string[], io: CliIo): number | Promise<num
   return 0;
 }
 
-function runWatch(io: CliIo, tsconfig: string, out: string, include: readonly string[] | undefined): Promise<number> {
+interface WatchTargets {
+  readonly tsconfig: string;
+  readonly out: string;
+  readonly include: readonly string[] | undefined;
+  readonly client: string | undefined;
+}
+
+function runWatch(io: CliIo, { tsconfig, out, include, client }: WatchTargets): Promise<number> {
   const handle = watchProject({
     tsconfig,
     out,
     cwd: io.cwd,
     log: io.stdout,
     ...(include ? { include: globMatcher(include) } : {}),
+    ...(client ? { client } : {}),
   });
   return new Promise((resolve) => {
     const stop = () => void handle.stop().then(() => resolve(0));

@@ -4,7 +4,8 @@
  * of its package.json, else defaults. Flags override whatever was found. Paths in a config file
  * are relative to that file's directory.
  *
- *     { "project": "tsconfig.json", "out": "src/__generated__/tasks.generated.ts", "include": ["src/tools/**"] }
+ *     { "project": "tsconfig.json", "out": "src/__generated__/tasks.generated.ts", "include": ["src/tools/**"],
+ *       "client": "../caller/src/__generated__/app.client.ts" }
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +20,8 @@ export interface TaskgenConfig {
   readonly out?: string;
   /** Globs selecting which of the tsconfig's files are scanned for decorators; default: all. */
   readonly include?: readonly string[];
+  /** Where to write the typed client for the tools (`--client`); default: no client. */
+  readonly client?: string;
 }
 
 export interface LoadedConfig {
@@ -28,7 +31,8 @@ export interface LoadedConfig {
   readonly source?: string;
 }
 
-const KEYS: readonly (keyof TaskgenConfig)[] = ['project', 'out', 'include'];
+const KEYS: readonly (keyof TaskgenConfig)[] = ['project', 'out', 'include', 'client'];
+const PATH_KEYS = ['project', 'out', 'client'] as const;
 
 /** The settings that apply in `cwd`, or a message saying what is wrong with them. */
 export function loadConfig(cwd: string, explicit?: string): LoadedConfig | string {
@@ -69,6 +73,7 @@ function fromFile(file: string, select: (json: unknown) => unknown, label: strin
     config: {
       ...(settings.project !== undefined ? { project: path.resolve(dir, settings.project) } : {}),
       ...(settings.out !== undefined ? { out: path.resolve(dir, settings.out) } : {}),
+      ...(settings.client !== undefined ? { client: path.resolve(dir, settings.client) } : {}),
       ...(settings.include !== undefined
         ? { include: settings.include.map((glob) => toPosix(path.resolve(dir, glob))) }
         : {}),
@@ -81,8 +86,10 @@ function validate(raw: unknown): string | undefined {
   for (const key of Object.keys(raw)) {
     if (!(KEYS as readonly string[]).includes(key)) return `unknown setting '${key}' (known: ${KEYS.join(', ')})`;
   }
-  for (const key of ['project', 'out'] as const) {
-    if (raw[key] !== undefined && (typeof raw[key] !== 'string' || raw[key] === '')) return `'${key}' must be a path`;
+  for (const key of PATH_KEYS) {
+    const setting = raw[key];
+    if (setting !== undefined && (typeof setting !== 'string' || setting === ''))
+      return `'${key}' must be a path (a non-empty string), not ${excerpt(setting)}`;
   }
   const include = raw.include;
   if (
@@ -119,6 +126,12 @@ export function globToRegExp(glob: string): RegExp {
   }
   // What is below a match matches too, so a glob naming a directory selects the files inside it.
   return new RegExp(`^${source}(?:/.*)?$`);
+}
+
+/** A setting's JSON for a message, cut short: a config file can hold anything. */
+function excerpt(setting: unknown): string {
+  const json = JSON.stringify(setting) ?? String(setting);
+  return json.length > 60 ? `${json.slice(0, 57)}...` : json;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

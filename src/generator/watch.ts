@@ -2,14 +2,15 @@
  * `mcp-taskgen --watch`: one long-lived `ProjectSession`, refreshed file by file.
  *
  * - Changes are debounced (an editor's save is often several writes) and batched.
- * - The generated files themselves, `node_modules` and anything that is not TypeScript are ignored,
- *   so writing the output never triggers another run.
+ * - The generated files themselves (the module and the typed client), `node_modules` and anything
+ *   that is not TypeScript are ignored, so writing the output never triggers another run.
  * - When the source has errors, the last good output stays on disk and the errors are printed.
  * - A changed tsconfig.json starts a new session: it can change every file's meaning.
  */
 import { type FSWatcher, watch } from 'node:fs';
 import path from 'node:path';
 import { hasErrors } from './diagnostics.js';
+import { emitClientModule } from './emit/client.js';
 import { emitTaskModule } from './emit/module.js';
 import { writeGenerated } from './files.js';
 import { diagnosticCount, formatDiagnostics } from './format-diagnostics.js';
@@ -20,6 +21,8 @@ export interface WatchOptions {
   readonly tsconfig: string;
   /** Absolute path of the module to generate. */
   readonly out: string;
+  /** Absolute path of the typed client to generate along with it (`--client`); default: none. */
+  readonly client?: string;
   readonly include?: (file: string) => boolean;
   /** Quiet period after the last change before regenerating. Default 30 ms. */
   readonly debounceMs?: number;
@@ -47,10 +50,11 @@ const SOURCE_FILE = /\.(?:[cm]?tsx?)$/;
 export function watchProject(options: WatchOptions): WatchHandle {
   const projectDir = path.dirname(options.tsconfig);
   const debounceMs = options.debounceMs ?? 30;
+  const outputs = new Set(options.client ? [options.out, options.client] : [options.out]);
   const openSession = () =>
     ProjectSession.open({
       tsconfig: options.tsconfig,
-      exclude: [options.out],
+      exclude: [...outputs],
       ...(options.include ? { include: options.include } : {}),
     });
   let session = openSession();
@@ -84,20 +88,21 @@ export function watchProject(options: WatchOptions): WatchHandle {
       return;
     }
     const files = new Map([[options.out, emitTaskModule(ir, { projectDir, outFile: options.out })]]);
-    const [written] = writeGenerated(files);
-    if (written?.status === 'refused') {
+    if (options.client) files.set(options.client, emitClientModule(ir));
+    const written = writeGenerated(files);
+    const refused = written.filter((file) => file.status === 'refused');
+    if (refused.length > 0) {
       finish(
         'refused',
-        `mcp-taskgen --watch: refusing to overwrite ${display(options.out)}: it lacks the generated header`,
+        `mcp-taskgen --watch: refusing to overwrite ${refused.map((file) => display(file.path)).join(', ')}: ${refused.length === 1 ? 'it lacks' : 'they lack'} the generated header`,
       );
       return;
     }
     const tools = `${ir.tools.length} ${ir.tools.length === 1 ? 'tool' : 'tools'}`;
-    const outcome = written?.status === 'written' ? 'written' : 'unchanged';
-    finish(
-      outcome,
-      `mcp-taskgen --watch: ${outcome === 'written' ? 'wrote' : 'unchanged:'} ${display(options.out)} (${tools})`,
-    );
+    const changedFiles = written.filter((file) => file.status === 'written');
+    const outcome = changedFiles.length > 0 ? 'written' : 'unchanged';
+    const reported = (changedFiles.length > 0 ? changedFiles : written).map((file) => display(file.path)).join(', ');
+    finish(outcome, `mcp-taskgen --watch: ${outcome === 'written' ? 'wrote' : 'unchanged:'} ${reported} (${tools})`);
   };
 
   const flush = () => {
@@ -112,7 +117,7 @@ export function watchProject(options: WatchOptions): WatchHandle {
     if (stopped || !filename) return;
     const file = path.resolve(projectDir, filename.toString());
     const isTsconfig = file === options.tsconfig;
-    if (!isTsconfig && (!SOURCE_FILE.test(file) || file === options.out || isIgnoredDirectory(file))) return;
+    if (!isTsconfig && (!SOURCE_FILE.test(file) || outputs.has(file) || isIgnoredDirectory(file))) return;
     if (pending.size === 0) firstChangeAt = performance.now();
     pending.add(file);
     if (timer) clearTimeout(timer);

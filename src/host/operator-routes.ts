@@ -2,12 +2,16 @@
  * The routes an operator's tools call: `/healthz` (the process answers), `/readyz` (it can
  * serve: its runtime's store answers, its tools are loaded, it is not shutting down) and
  * `/metrics` (Prometheus, when enabled). Health routes are unauthenticated by design: container
- * orchestrators probe them without credentials, and they reveal nothing but a status.
+ * orchestrators probe them without credentials, so they reveal nothing but a status and the
+ * names of the checks. Why a check fails (an error that may name the Redis address) goes to the
+ * log, and to a caller holding the metrics token.
  */
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { TaskMetrics } from '../observe/metrics.js';
+import type { Logger } from '../tools/logger.js';
 
 /** What one readiness check found: `ok`, or why not. */
 export type CheckResult = 'ok' | (string & {});
@@ -18,8 +22,13 @@ export type ReadinessChecks = () => Promise<Record<string, CheckResult>>;
 export interface OperatorRoutesOptions {
   readonly readiness: ReadinessChecks;
   readonly metrics?: TaskMetrics;
-  /** When set, `/metrics` asks for `Authorization: Bearer <token>`. */
+  /**
+   * When set, `/metrics` asks for `Authorization: Bearer <token>`, and a `/readyz` caller with
+   * it sees why a check fails (others see only `ok` or `failing`).
+   */
   readonly metricsToken?: string;
+  /** Hears why a readiness check fails, once each time its reason changes, and when it recovers. */
+  readonly logger?: Logger;
 }
 
 export type Route = (request: Request, url: URL) => Promise<Response | undefined>;
@@ -28,6 +37,7 @@ export type Route = (request: Request, url: URL) => Promise<Response | undefined
 const CHECK_TIMEOUT_MS = 900;
 
 export function operatorRoutes(options: OperatorRoutesOptions): Route {
+  const logReadiness = readinessLog(options.logger);
   return async (request, url) => {
     if (url.pathname !== '/healthz' && url.pathname !== '/readyz' && url.pathname !== '/metrics') return undefined;
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -36,9 +46,11 @@ export function operatorRoutes(options: OperatorRoutesOptions): Route {
     if (url.pathname === '/healthz') return Response.json({ status: 'ok' }, { headers: NO_STORE });
     if (url.pathname === '/readyz') {
       const checks = await withinDeadline(options.readiness);
+      logReadiness(checks);
       const ready = Object.values(checks).every((result) => result === 'ok');
+      const detailed = options.metricsToken !== undefined && bearerMatches(request, options.metricsToken);
       return Response.json(
-        { status: ready ? 'ready' : 'not ready', checks },
+        { status: ready ? 'ready' : 'not ready', checks: detailed ? checks : withoutReasons(checks) },
         { status: ready ? 200 : 503, headers: NO_STORE },
       );
     }
@@ -60,6 +72,32 @@ export function operatorRoutes(options: OperatorRoutesOptions): Route {
 }
 
 const NO_STORE = { 'cache-control': 'no-store' };
+
+/** Each check as `ok` or `failing`: what an unauthenticated prober may know. */
+function withoutReasons(checks: Record<string, CheckResult>): Record<string, 'ok' | 'failing'> {
+  return Object.fromEntries(Object.entries(checks).map(([name, result]) => [name, result === 'ok' ? 'ok' : 'failing']));
+}
+
+/**
+ * Logs a check's reason when it starts failing or its reason changes, and its recovery: a probe
+ * every few seconds must not write the same line every few seconds.
+ */
+function readinessLog(logger: Logger | undefined): (checks: Record<string, CheckResult>) => void {
+  const failing = new Map<string, string>();
+  return (checks) => {
+    if (!logger) return;
+    for (const [check, result] of Object.entries(checks)) {
+      const before = failing.get(check);
+      if (result === 'ok') {
+        if (before !== undefined) logger.info('readiness check ok again', { check });
+        failing.delete(check);
+      } else if (before !== result) {
+        logger.warn('readiness check failing', { check, reason: result });
+        failing.set(check, result);
+      }
+    }
+  };
+}
 
 async function withinDeadline(readiness: ReadinessChecks): Promise<Record<string, CheckResult>> {
   let timer: NodeJS.Timeout | undefined;
@@ -107,6 +145,27 @@ export async function checkOf(check: () => Promise<unknown>): Promise<CheckResul
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Warns when `/metrics` answers anyone who can reach `host`: served without a token on an
+ * address other than loopback (a worker's health port listens on 0.0.0.0 by default, for
+ * probes from outside its container). Metrics name the tools and count their use.
+ */
+export function warnIfMetricsOpen(
+  logger: Logger,
+  served: { readonly metrics: boolean; readonly token: boolean; readonly host: string },
+): void {
+  if (!served.metrics || served.token || isLoopback(served.host)) return;
+  logger.warn(
+    `/metrics answers without a token on ${served.host}: set MCP_TASK_METRICS_TOKEN (or metrics: { token }), or bind to 127.0.0.1`,
+    { host: served.host },
+  );
+}
+
+function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback';
 }
 
 export interface HealthServer {

@@ -3,6 +3,12 @@
  * extension). The SDK's listen router drops `taskIds` (workaround 6), so these
  * requests are served here: an SSE stream that opens with the acknowledgement and then carries
  * `notifications/tasks` (the task as `tasks/get` would show it) on every change.
+ *
+ * Once every task the stream agreed to has had its last word (a terminal status, or a final
+ * "failed" when it expired or was deleted first), nothing more can come: the server ends the
+ * subscription the way the 2026-07-28 core ends one gracefully, with the listen request's
+ * (empty) result carrying the subscription id, and closes the response. An idle stream would
+ * otherwise hold its slot, its follower and a connection until the client hung up.
  */
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { TaskFollower } from '../engine/follow.js';
@@ -101,16 +107,25 @@ export async function serveTaskListen(
     onChange: (record) => {
       emit({ ...toDetailedTaskC(record) });
       // A terminal state is the task's last word on this stream.
-      if (isTerminal(record.status)) follower.drop(record.taskId);
+      if (isTerminal(record.status)) {
+        follower.drop(record.taskId);
+        endIfSaidAll();
+      }
     },
     onGone: (_taskId, last) => {
       // Gone before it ended: the stream's last word says so (the spec lets a server mark a task
       // failed at its TTL); `tasks/get` answers not-found from now on.
       if (last && !isTerminal(last.status)) emit(goneTaskC(last, Date.now()));
+      endIfSaidAll();
     },
     // Unreadable at the start (runtime down): not agreed to, like an unknown id.
     onUnavailable: () => {},
   });
+  /** Ends the subscription once no agreed task has anything left to say (checked after each last word). */
+  const endIfSaidAll = () => {
+    if (streaming && !stopped && follower.size === 0) end();
+  };
+  let end: () => void = () => {};
   const registration = deps.waiters.enter(sessionOf(request), 'stream');
   let stopped = false;
   const stop = () => {
@@ -140,6 +155,16 @@ export async function serveTaskListen(
           stop();
         }
       };
+      end = () => {
+        // The listen request's result: the subscription ended gracefully, not by a dropped connection.
+        send({ jsonrpc: '2.0', id: listen.id, result: { resultType: 'complete', _meta: tag } });
+        stop();
+        try {
+          controller.close();
+        } catch {
+          // Already closed by the client.
+        }
+      };
       send({
         jsonrpc: '2.0',
         method: 'notifications/subscriptions/acknowledged',
@@ -149,6 +174,8 @@ export async function serveTaskListen(
       // wait for the next change.
       for (const deliver of held.splice(0)) deliver();
       streaming = true;
+      // Every agreed task may already have had its last word (or none was agreed to).
+      endIfSaidAll();
     },
     cancel() {
       stop();

@@ -96,6 +96,36 @@ export async function rpc2026(
   return { status: response.status, ...message };
 }
 
+/**
+ * A 2025-11-25 session opened by hand: the headers its requests carry. Requests on it can be
+ * dropped the way a crashed client drops them (abort the fetch), which the SDK client never does.
+ */
+export async function openRawSession(url: string): Promise<Record<string, string>> {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+  };
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'dropper', version: '1' } },
+    }),
+  });
+  await init.text();
+  const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') as string };
+  await fetch(url, {
+    method: 'POST',
+    headers: session,
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  }).then((r) => r.text());
+  return session;
+}
+
 export async function pollUntil<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
@@ -113,6 +143,8 @@ export async function pollUntil<T>(
 export interface SseStream {
   /** Resolves with the next JSON-RPC message matching `accept`, waiting for it if needed. */
   next(accept?: (message: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves with every message not yet taken once the server ends the stream (rejects after `timeoutMs`). */
+  rest(timeoutMs?: number): Promise<Record<string, unknown>[]>;
   close(): void;
 }
 
@@ -156,9 +188,14 @@ export async function listenForTasks(
   const received: Record<string, unknown>[] = [];
   let buffer = '';
   let reading: Promise<void> | undefined;
+  let ended = false;
   const pump = async () => {
+    if (ended) return;
     const { value, done } = await reader.read();
-    if (done) throw new Error('the stream ended');
+    if (done) {
+      ended = true;
+      return;
+    }
     buffer += decoder.decode(value, { stream: true });
     const events = buffer.split('\n\n');
     buffer = events.pop() ?? '';
@@ -179,12 +216,26 @@ export async function listenForTasks(
         for (;;) {
           const index = received.findIndex(accept);
           if (index >= 0) return received.splice(index, 1)[0] as Record<string, unknown>;
-          if (Date.now() > deadline) throw new Error(`no matching message; received ${JSON.stringify(received)}`);
+          if (ended || Date.now() > deadline) {
+            const why = ended ? 'the stream ended' : 'timed out';
+            throw new Error(`no matching message (${why}); received ${JSON.stringify(received)}`);
+          }
           reading ??= pump().finally(() => {
             reading = undefined;
           });
           await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 50))]);
         }
+      },
+      async rest(timeoutMs = 10_000) {
+        const deadline = Date.now() + timeoutMs;
+        while (!ended) {
+          if (Date.now() > deadline) throw new Error(`the stream did not end; received ${JSON.stringify(received)}`);
+          reading ??= pump().finally(() => {
+            reading = undefined;
+          });
+          await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 50))]);
+        }
+        return received.splice(0);
       },
       close: () => controller.abort(),
     },

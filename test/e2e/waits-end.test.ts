@@ -15,7 +15,15 @@ import { ToolRegistry } from '../../src/tools/registry.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix, redisAvailable } from '../bullmq/support.js';
 import { sleep } from '../contract/runtime-contract.js';
 import { redisAddress, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { connectV1, listenForTasks, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
+import {
+  connectV1,
+  listenForTasks,
+  openRawSession,
+  pollUntil,
+  type RunningServer,
+  rpc2026,
+  startServer,
+} from './support.js';
 
 const AnyResult = z.looseObject({});
 const app = { manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] };
@@ -57,7 +65,7 @@ function describeExpiry(name: string, start: () => Promise<RunningServer>, needs
       await client.close();
     });
 
-    it('gives a listen stream its last word on a task that expires, then drops it', async () => {
+    it('gives a listen stream its last word on a task that expires, and ends the stream after the last task', async () => {
       const created = await rpc2026(running.url, 'tools/call', {
         name: 'slow_compute',
         arguments: { seconds: 30, label: 'listened' },
@@ -74,7 +82,7 @@ function describeExpiry(name: string, start: () => Promise<RunningServer>, needs
         },
         CreateTaskResultSchema,
       );
-      const { stream } = await listenForTasks(running.url, [short.task.taskId, taskId]);
+      const { stream } = await listenForTasks(running.url, [short.task.taskId, taskId], { id: 4242 });
       if (!stream) throw new Error('no listen stream');
       await stream.next((m) => m.method === 'notifications/subscriptions/acknowledged');
       const last = await stream.next(
@@ -92,13 +100,53 @@ function describeExpiry(name: string, start: () => Promise<RunningServer>, needs
         async () => running.server.stats().engine.followedTasks,
         (followed) => followed === 1,
       );
-      stream.close();
+      expect(running.server.stats().waiters.total.stream).toBe(1);
+      // The other task's end is the stream's last word: the server ends the subscription with the
+      // listen request's result and closes the stream, with no client hanging up.
+      await rpc2026(running.url, 'tasks/cancel', { taskId });
+      const rest = await stream.rest();
+      // Progress of the working task may come first; its cancellation is the last notification.
+      expect(rest.at(-2)?.params).toMatchObject({ taskId, status: 'cancelled' });
+      expect(rest.at(-1)).toEqual({
+        jsonrpc: '2.0',
+        id: 4242,
+        result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 4242 } },
+      });
+      await pollUntil(
+        async () => running.server.stats(),
+        (stats) => stats.waiters.total.stream === 0 && stats.engine.followedTasks === 0,
+      );
+      await client.close();
+    });
+
+    it('ends a listen stream at once when no task it asked for can say anything more', async () => {
+      const done = await rpc2026(running.url, 'tools/call', {
+        name: 'slow_compute',
+        arguments: { seconds: 0, label: 'already-done' },
+      });
+      const doneId = done.result?.taskId as string;
+      await pollUntil(
+        () => rpc2026(running.url, 'tasks/get', { taskId: doneId }),
+        (reply) => reply.result?.status === 'completed',
+      );
+      const { stream } = await listenForTasks(running.url, [doneId, 'not-a-task'], { id: 7 });
+      if (!stream) throw new Error('no listen stream');
+      const rest = await stream.rest();
+      expect(rest.map((message) => message.method ?? 'result')).toEqual([
+        'notifications/subscriptions/acknowledged',
+        'notifications/tasks',
+        'result',
+      ]);
+      expect(rest[1]?.params).toMatchObject({ taskId: doneId, status: 'completed' });
+      const nothing = await listenForTasks(running.url, ['not-a-task'], { id: 8 });
+      expect((await nothing.stream?.rest())?.map((message) => message.method ?? 'result')).toEqual([
+        'notifications/subscriptions/acknowledged',
+        'result',
+      ]);
       await pollUntil(
         async () => running.server.stats().waiters.total.stream,
         (streams) => streams === 0,
       );
-      await rpc2026(running.url, 'tasks/cancel', { taskId });
-      await client.close();
     });
   });
 }
@@ -131,35 +179,8 @@ describe('waiters die with their request', () => {
   });
   afterAll(() => running?.close());
 
-  /** A 2025-11-25 session opened by hand, so requests can be dropped the way a crashed client drops them. */
-  async function openSession(): Promise<Record<string, string>> {
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const init = await fetch(running.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'dropper', version: '1' } },
-      }),
-    });
-    await init.text();
-    const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') as string };
-    await fetch(running.url, {
-      method: 'POST',
-      headers: session,
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    }).then((r) => r.text());
-    return session;
-  }
-
   it('leaves no waiter behind after 2,000 blocking tasks/result calls whose clients hung up', async () => {
-    const session = await openSession();
+    const session = await openRawSession(running.url);
     const created = await rpc2026(running.url, 'tools/call', {
       name: 'slow_compute',
       arguments: { seconds: 120, label: 'waited-on' },
@@ -276,11 +297,11 @@ describeWithRedis('streams survive a gap in the server’s Redis connection', ()
       (size) => size === ids.length,
       15_000,
     );
-    // Whatever arrives late must not be a second terminal notification.
-    await sleep(500);
-    await expect(stream.next((m) => (m.params as { status?: string }).status === 'completed', 200)).rejects.toThrow(
-      /no matching message/,
-    );
+    // Whatever arrives late must not be a second terminal notification: once every task has
+    // had its last word the server ends the stream, and nothing but its result is left.
+    const rest = await stream.rest();
+    expect(rest.filter((m) => (m.params as { status?: string } | undefined)?.status === 'completed')).toEqual([]);
+    expect(rest.at(-1)).toMatchObject({ result: { resultType: 'complete' } });
     expect([...terminal2025.values()]).toEqual(ids.map(() => 1));
     expect(terminal2026.size).toBe(ids.length);
     stream.close();

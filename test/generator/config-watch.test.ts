@@ -12,6 +12,7 @@ import { type WatchCycle, watchProject } from '../../src/generator/index.js';
 import { copyFixture, FIXTURES, removeDir } from './helpers.js';
 
 const OUT = 'src/__generated__/tasks.generated.ts';
+const CLIENT = 'client/app.client.ts';
 const copies: string[] = [];
 
 afterAll(() => {
@@ -65,6 +66,32 @@ describe('configuration', () => {
     expect(existsSync(path.join(project, OUT))).toBe(false);
   });
 
+  it('writes the typed client named by the "client" setting, and --check checks it', () => {
+    const project = freshProject();
+    writeFileSync(path.join(project, 'mcp-taskgen.config.json'), JSON.stringify({ out: OUT, client: CLIENT }));
+    expect(run(project)).toEqual({
+      exitCode: 0,
+      stdout: `mcp-taskgen: wrote ${OUT} (2 tools)\nmcp-taskgen: wrote ${CLIENT} (2 tools)\n`,
+      stderr: '',
+    });
+    const client = path.join(project, CLIENT);
+    expect(readFileSync(client, 'utf8')).toContain("from 'mcp-task-server/client'");
+    expect(run(project, '--check')).toMatchObject({ exitCode: 0 });
+
+    // A stale client alone fails the check, with the module itself up to date.
+    writeFileSync(client, readFileSync(client, 'utf8').replace('greet', 'welcome'));
+    const stale = run(project, '--check');
+    expect(stale.exitCode).toBe(1);
+    expect(stale.stderr).toContain(`stale: ${CLIENT}`);
+    expect(stale.stderr).not.toContain(`: ${OUT}`);
+
+    // --client on the command line overrides the setting.
+    expect(run(project, '--client', 'elsewhere.client.ts')).toMatchObject({
+      exitCode: 0,
+      stdout: `mcp-taskgen: unchanged: ${OUT} (2 tools)\nmcp-taskgen: wrote elsewhere.client.ts (2 tools)\n`,
+    });
+  });
+
   it('lets flags override the configuration', () => {
     const project = freshProject();
     const result = run(project, '--include', 'src/ignored.ts', '--out', 'other.generated.ts');
@@ -77,7 +104,12 @@ describe('configuration', () => {
     writeFileSync(path.join(project, 'mcp-taskgen.config.json'), JSON.stringify({ output: 'x.ts' }));
     expect(run(project)).toMatchObject({
       exitCode: 2,
-      stderr: "mcp-taskgen: mcp-taskgen.config.json: unknown setting 'output' (known: project, out, include)\n",
+      stderr: "mcp-taskgen: mcp-taskgen.config.json: unknown setting 'output' (known: project, out, include, client)\n",
+    });
+    writeFileSync(path.join(project, 'mcp-taskgen.config.json'), JSON.stringify({ client: 42 }));
+    expect(run(project)).toMatchObject({
+      exitCode: 2,
+      stderr: "mcp-taskgen: mcp-taskgen.config.json: 'client' must be a path (a non-empty string), not 42\n",
     });
     expect(run(project, '--config', 'missing.json')).toMatchObject({
       exitCode: 2,
@@ -169,6 +201,60 @@ describe('--watch', () => {
     } finally {
       await handle.stop();
     }
+  });
+
+  it('regenerates the typed client with the module, and ignores the client it writes', async () => {
+    const project = freshProject();
+    const out = path.join(project, OUT);
+    // Inside the tsconfig's `include`, where it must neither be scanned nor start another run.
+    const client = path.join(project, 'src/__generated__/app.client.ts');
+    const greeter = path.join(project, 'src/greeter.ts');
+    const cycles: WatchCycle[] = [];
+    const handle = watchProject({
+      tsconfig: path.join(project, 'tsconfig.json'),
+      out,
+      client,
+      cwd: project,
+      log: () => {},
+      onCycle: (cycle) => cycles.push(cycle),
+    });
+    try {
+      expect((await nextCycle(cycles, 0)).outcome).toBe('written');
+      expect(readFileSync(client, 'utf8')).toContain('greet(');
+
+      writeFileSync(greeter, readFileSync(greeter, 'utf8').replace('async greet(', 'async greetLoudly('));
+      expect(await nextCycle(cycles, 1)).toMatchObject({ outcome: 'written', changed: [greeter] });
+      const regenerated = readFileSync(client, 'utf8');
+      expect(regenerated).toContain('greetLoudly(');
+      expect(regenerated).not.toContain('greet(');
+      // `--check` agrees with what the watcher wrote, for both files (the watcher scanned all of src/).
+      expect(run(project, '--check', '--include', 'src', '--client', 'src/__generated__/app.client.ts')).toEqual({
+        exitCode: 0,
+        stdout: `mcp-taskgen --check: ${OUT}, src/__generated__/app.client.ts is up to date (2 tools).\n`,
+        stderr: '',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(cycles).toHaveLength(2);
+    } finally {
+      await handle.stop();
+    }
+  });
+
+  it('takes the client from the configuration in the CLI', async () => {
+    const project = freshProject();
+    writeFileSync(path.join(project, 'mcp-taskgen.config.json'), JSON.stringify({ client: CLIENT }));
+    const controller = new AbortController();
+    let stdout = '';
+    const running = runCli(['--watch'], {
+      cwd: project,
+      stdout: (text) => (stdout += text),
+      stderr: () => {},
+      signal: controller.signal,
+    });
+    expect(stdout).toContain(`mcp-taskgen --watch: wrote ${OUT}, ${CLIENT} (2 tools)`);
+    expect(readFileSync(path.join(project, CLIENT), 'utf8')).toContain('greet(');
+    controller.abort();
+    await expect(running).resolves.toBe(0);
   });
 
   it('stops when the CLI is signalled, exiting 0', async () => {

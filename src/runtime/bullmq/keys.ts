@@ -38,6 +38,8 @@ export interface ShardNames {
   job(taskId: string): string;
   /** BullMQ's lock on a running job (present while a live worker renews it). */
   jobLock(taskId: string): string;
+  /** Set (NX) by the one process that reports the task's expiry; outlives the record briefly. */
+  expiryReport(taskId: string): string;
 }
 
 export interface RuntimeNames {
@@ -118,6 +120,7 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     live: (owner) => (owner === null ? `${base}:live-anonymous` : `${base}:live:${owner}`),
     job: (taskId) => `${prefix}:${queue}:${taskId}`,
     jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
+    expiryReport: (taskId) => `${base}:expired:${taskId}`,
   };
 }
 

@@ -31,6 +31,13 @@ import { DuplicateTaskError, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
+/**
+ * How long the claim to report a task's expiry is kept: every process following the task reads
+ * it gone within about a second of its expiry (or once its Redis connection is back), well
+ * within this; the key is a few bytes.
+ */
+const EXPIRY_REPORT_KEPT_MS = 60 * 60 * 1000;
+
 export interface BullmqRuntimeOptions {
   /** A `redis://` URL or ioredis options; the runtime opens its own connections from it. */
   readonly connection: RedisConnection;
@@ -197,6 +204,14 @@ export class BullmqTaskRuntime implements TaskRuntime {
   /** The job id is the task id (see `TaskQueue`). */
   jobIdOf(taskId: string): string {
     return taskId;
+  }
+
+  /** One SET NX per task: the process that sets it reports the expiry, the others stay quiet. */
+  async claimExpiryReport(taskId: string): Promise<boolean> {
+    const claimed = await this.guard('claim an expiry report', () =>
+      this.client.set(this.names.shardOf(taskId).expiryReport(taskId), '1', 'PX', EXPIRY_REPORT_KEPT_MS, 'NX'),
+    );
+    return claimed === 'OK';
   }
 
   /**

@@ -24,6 +24,7 @@ export { isTaskPaused, TaskPaused } from './engine/errors.js';
 export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
+export type { ClientConnection, TrustProxy } from './host/client-address.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
 export type { TaskServerLimits } from './host/limits.js';
 export { DEFAULT_LIMITS, environmentName, limitsFromEnvironment } from './host/limits.js';

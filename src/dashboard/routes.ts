@@ -2,12 +2,15 @@
  * The task dashboard's routes: the page, and a small JSON API it polls. Every API call passes
  * the same door as `/mcp` (Host, Origin, bearer token) and reads through the engine as that
  * caller would: only the caller's tasks, another principal's task is "not found". An app may
- * name admin principals, who may look at the tasks of a principal they name (`?as=`).
+ * name admin principals, who may look at the tasks of a principal they name (`?as=`). Every
+ * call spends the caller's read budget, the one its `tasks/get` calls spend.
  */
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { expiresAt, type TaskRecord, type TaskStatus } from '../engine/task.js';
+import type { ClientConnection } from '../host/client-address.js';
 import { readText } from '../host/json-body.js';
+import type { RateLimited, RateLimits, RateSubject } from '../host/rate-limits.js';
 import { RpcError } from '../protocol/rpc-error.js';
 import type { ToolCalls } from '../protocol/tool-calls.js';
 import { dashboardPage } from './page.js';
@@ -21,8 +24,15 @@ export interface DashboardOptions {
 export interface DashboardDeps {
   readonly engine: TaskEngine;
   readonly calls: ToolCalls;
-  /** The same checks as `/mcp`: the caller, or the response refusing it. */
-  readonly admit: (request: Request) => Promise<{ caller: Caller } | Response>;
+  /** The same checks as `/mcp`: the caller (and its address), or the response refusing it. */
+  readonly admit: (
+    request: Request,
+    connection: ClientConnection | undefined,
+  ) => Promise<{ caller: Caller; clientAddress?: string } | Response>;
+  /** The budgets `/mcp` requests spend; API calls spend the read budget. */
+  readonly rateLimits?: RateLimits;
+  /** Hears of each call refused over the rate limit. */
+  readonly onRefused?: (reason: 'rate_limit') => void;
   readonly options?: DashboardOptions;
 }
 
@@ -36,7 +46,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 const MAX_ID_LENGTH = 256;
 
 export interface DashboardRoutes {
-  handle(request: Request, url: URL): Promise<Response | undefined>;
+  handle(request: Request, url: URL, connection?: ClientConnection): Promise<Response | undefined>;
   close(): void;
 }
 
@@ -49,16 +59,30 @@ export function dashboardRoutes(deps: DashboardDeps): DashboardRoutes {
     .filter((tool) => tool.taskSupport !== 'forbidden')
     .map((tool) => tool.name);
 
-  const api = async (request: Request, url: URL, rest: string): Promise<Response> => {
-    const admitted = await deps.admit(request);
+  /** Spends `points` reads of the caller's budget: the refusal, if over it. */
+  const spend = async (subject: RateSubject, points = 1): Promise<RateLimited | undefined> => {
+    const limited = await deps.rateLimits?.consume(subject, 'read', points);
+    if (limited) deps.onRefused?.('rate_limit');
+    return limited;
+  };
+
+  const api = async (request: Request, url: URL, rest: string, connection?: ClientConnection): Promise<Response> => {
+    const admitted = await deps.admit(request, connection);
     if (admitted instanceof Response) return admitted;
+    // Counted against whoever asks (an admin acting as someone spends its own budget).
+    const subject: RateSubject = {
+      principal: admitted.caller.principal,
+      ...(admitted.clientAddress !== undefined && { clientAddress: admitted.clientAddress }),
+    };
+    const limited = await spend(subject);
+    if (limited) return rateLimitedResponse(limited);
     const caller = actingAs(admitted.caller, url, admins);
     if (caller instanceof Response) return caller;
     const viewer = { principal: admitted.caller.principal, admin: admins.has(admitted.caller.principal ?? '') };
 
     if (rest === '/tasks') {
       if (request.method !== 'GET') return methodNotAllowed('GET');
-      return listTasks(deps.engine, caller, url, tools, viewer);
+      return listTasks(deps.engine, caller, url, tools, viewer, () => spend(subject));
     }
     const match = /^\/tasks\/([^/]+)(\/cancel|\/answer)?$/.exec(rest);
     if (!match) return json({ error: 'not found' }, 404);
@@ -105,7 +129,7 @@ export function dashboardRoutes(deps: DashboardDeps): DashboardRoutes {
   };
 
   return {
-    async handle(request, url) {
+    async handle(request, url, connection) {
       const path = url.pathname;
       if (path !== DASHBOARD_PATH && !path.startsWith(`${DASHBOARD_PATH}/`)) return undefined;
       if (path === DASHBOARD_PATH || path === `${DASHBOARD_PATH}/`) {
@@ -122,7 +146,7 @@ export function dashboardRoutes(deps: DashboardDeps): DashboardRoutes {
         });
       }
       if (path.startsWith(`${DASHBOARD_PATH}/api/`))
-        return api(request, url, path.slice(`${DASHBOARD_PATH}/api`.length));
+        return api(request, url, path.slice(`${DASHBOARD_PATH}/api`.length), connection);
       return json({ error: 'not found' }, 404);
     },
     close: unsubscribe,
@@ -146,6 +170,8 @@ async function listTasks(
   url: URL,
   tools: readonly string[],
   viewer: { principal: string | null; admin: boolean },
+  /** Spends one more read for each page past the first (which the request paid for). */
+  nextPage: () => Promise<RateLimited | undefined>,
 ): Promise<Response> {
   const status = url.searchParams.get('status') || undefined;
   const tool = url.searchParams.get('tool') || undefined;
@@ -170,7 +196,8 @@ async function listTasks(
     scanned += page.tasks.length;
     found.push(...page.tasks.filter((record) => matches(record, status, tool)));
     cursor = page.nextCursor;
-  } while (cursor !== undefined && scanned < LIST_SCAN);
+    // Over the read budget part-way: show what was read, marked as cut short.
+  } while (cursor !== undefined && scanned < LIST_SCAN && !(await nextPage()));
   const newest = found.slice(-LIST_LIMIT).reverse();
   return json({
     ...base,
@@ -256,6 +283,17 @@ function decodedOrUndefined(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** 429 with `Retry-After`, the limit named, as `/mcp` answers. */
+function rateLimitedResponse(limited: RateLimited): Response {
+  return Response.json(
+    { error: limited.message, ...(limited.data as Record<string, unknown>) },
+    {
+      status: 429,
+      headers: { 'retry-after': String(Math.ceil(limited.retryAfterMs / 1000)), 'cache-control': 'no-store' },
+    },
+  );
 }
 
 function json(body: unknown, status = 200): Response {

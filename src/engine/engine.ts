@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceeded, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
+import { FollowerRegistry } from './follower-registry.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
@@ -54,8 +55,8 @@ export class TaskEngine {
   private readonly pageSize: number;
   private readonly maxListPageBytes: number;
   private readonly clock: () => number;
-  /** Live `TaskFollower`s (they register themselves), counted by `waiterStats`. */
-  readonly followers = new Set<TaskFollower>();
+  /** Live `TaskFollower`s (they join it themselves): their shared subscription, timers and reads. */
+  readonly followers: FollowerRegistry;
   private waiting = 0;
   private readonly observer: TaskObserver;
 
@@ -66,6 +67,27 @@ export class TaskEngine {
     this.pageSize = options.pageSize ?? 50;
     this.maxListPageBytes = options.maxListPageBytes ?? 1024 * 1024;
     this.clock = options.clock ?? Date.now;
+    this.followers = new FollowerRegistry({
+      subscribe: (listener, onGap) => this.runtime.subscribe(listener, onGap),
+      read: (taskId) => this.runtime.get(taskId),
+      expired: (last) => this.reportExpired(last),
+    });
+  }
+
+  /**
+   * A followed task was found gone at its expiry. Runtimes that report expiry themselves never
+   * get here with a claim; on the others, one process in all says it (see `claimExpiryReport`).
+   */
+  private reportExpired(last: TaskRecord): void {
+    if (!this.runtime.claimExpiryReport) return;
+    this.runtime.claimExpiryReport(last.taskId).then(
+      (mine) => {
+        if (mine) this.observer.observe({ type: 'expired', task: this.facts(last) });
+      },
+      () => {
+        // Unreachable store: the fact goes unreported rather than reported twice.
+      },
+    );
   }
 
   async create(caller: Caller, request: CreateTaskRequest): Promise<TaskRecord> {
@@ -176,6 +198,7 @@ export class TaskEngine {
           createdAt: now,
           lastUpdatedAt: now,
           pollIntervalMs: resolvePollInterval(request.toolPollIntervalMs, this.policy),
+          revision: 0,
           ...retention,
           ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
         },
@@ -264,9 +287,7 @@ export class TaskEngine {
 
   /** What is waiting on tasks in this process right now: for debug stats and leak tests. */
   waiterStats(): { waiters: number; followers: number; followedTasks: number } {
-    let followedTasks = 0;
-    for (const follower of this.followers) followedTasks += follower.size;
-    return { waiters: this.waiting, followers: this.followers.size, followedTasks };
+    return { waiters: this.waiting, followers: this.followers.size, followedTasks: this.followers.followedTasks() };
   }
 
   subscribe(listener: TaskListener, onGap?: () => void): () => void {

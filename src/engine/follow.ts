@@ -15,11 +15,15 @@
  * Each version of a task is delivered at most once and never after a newer one, whether it
  * came by event, by a re-read after a gap, or by the expiry check, so no client gets a second
  * terminal notification.
+ *
+ * Followers share the engine's `FollowerRegistry`: one runtime subscription, and per task one
+ * expiry timer and one re-read, however many followers follow it.
  */
 import type { TaskEngine } from './engine.js';
 import { type Caller, isVisibleTo } from './engine.js';
 import { TaskError } from './errors.js';
-import { expiresAt, type TaskRecord } from './task.js';
+import type { FollowerInbox } from './follower-registry.js';
+import { isTerminal, type TaskRecord } from './task.js';
 
 export interface FollowHandlers {
   /** A version of a followed task newer than any delivered before (`previous`: the last delivered). */
@@ -33,38 +37,34 @@ export interface FollowHandlers {
   readonly onUnavailable?: (taskId: string, error: unknown) => void;
 }
 
-/** setTimeout's limit; longer TTLs are checked in steps of this. */
-const MAX_TIMER_MS = 2_147_483_647;
-/**
- * Read this long after the expiry instant: Redis expires a key at its millisecond, and clocks of
- * the processes sharing it differ by a little. Short enough that a waiter hears within a second.
- */
-const EXPIRY_CHECK_SLACK_MS = 250;
+/** A first read that failed (the runtime is unreachable) is tried again after this long. */
+const RETRY_FIRST_READ_MS = 1000;
 
 interface Followed {
   last: TaskRecord | undefined;
-  timer: NodeJS.Timeout | undefined;
+  /** A first read waiting to be tried again. */
+  retry: NodeJS.Timeout | undefined;
 }
 
 export class TaskFollower {
   private readonly followed = new Map<string, Followed>();
-  private readonly unsubscribe: () => void;
+  private readonly inbox: FollowerInbox = {
+    onEvent: (record) => {
+      if (isVisibleTo(record, this.caller)) this.offer(record);
+    },
+    // A read as this caller would answer "not found" for a task it may not see.
+    onRead: (record) => (isVisibleTo(record, this.caller) ? this.offer(record) : this.gone(record.taskId)),
+    onGone: (taskId) => this.gone(taskId),
+  };
   private closed = false;
 
   constructor(
     private readonly engine: TaskEngine,
     private readonly caller: Caller,
     private readonly handlers: FollowHandlers,
-    private readonly clock: () => number = Date.now,
   ) {
-    // Subscribed before any read, so a change between a read and the subscription is not lost.
-    this.unsubscribe = engine.subscribe(
-      ({ record }) => {
-        if (this.followed.has(record.taskId) && isVisibleTo(record, caller)) this.offer(record);
-      },
-      () => this.refreshAll(),
-    );
-    engine.followers.add(this);
+    // Joined before any read, so a change between a read and the subscription is not lost.
+    engine.followers.join(this);
   }
 
   /** How many tasks this follower still follows. */
@@ -84,112 +84,104 @@ export class TaskFollower {
    */
   async follow(taskId: string, known?: TaskRecord): Promise<boolean> {
     if (this.closed || this.followed.has(taskId)) return this.followed.has(taskId);
-    this.followed.set(taskId, { last: known, timer: undefined });
-    if (known) {
-      this.scheduleExpiryCheck(taskId, known);
-      return true;
-    }
-    return this.refresh(taskId, true);
+    this.followed.set(taskId, { last: known, retry: undefined });
+    this.engine.followers.watch(taskId, this.inbox, known);
+    if (known) return true;
+    return this.readFirst(taskId);
   }
 
   /** Stops following `taskId` (its last word was delivered, or nobody wants it any more). */
   drop(taskId: string): void {
     const entry = this.followed.get(taskId);
     if (!entry) return;
-    clearTimeout(entry.timer);
+    clearTimeout(entry.retry);
     this.followed.delete(taskId);
+    this.engine.followers.unwatch(taskId, this.inbox);
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.unsubscribe();
-    for (const entry of this.followed.values()) clearTimeout(entry.timer);
-    this.followed.clear();
-    this.engine.followers.delete(this);
+    for (const taskId of [...this.followed.keys()]) this.drop(taskId);
+    this.engine.followers.leave(this);
   }
 
-  /** Reads every followed task again: after a gap in the runtime's events. */
-  refreshAll(): void {
-    for (const taskId of [...this.followed.keys()]) void this.refresh(taskId);
-  }
-
-  /** Reads the task and delivers what is new; true when it was found. */
-  private async refresh(taskId: string, first = false): Promise<boolean> {
+  /** The first read, as this caller: its answer says whether the task is there for it at all. */
+  private async readFirst(taskId: string): Promise<boolean> {
     let record: TaskRecord | undefined;
     try {
       record = await this.engine.get(this.caller, taskId);
     } catch (error) {
       if (!(error instanceof TaskError && error.code === 'TASK_NOT_FOUND')) {
-        if (first && this.handlers.onUnavailable && this.followed.has(taskId)) {
+        if (this.handlers.onUnavailable && this.followed.has(taskId)) {
           this.drop(taskId);
           this.handlers.onUnavailable(taskId, error);
           return false;
         }
         // The runtime is unreachable: try again shortly rather than declare the task gone.
-        this.retryLater(taskId);
+        this.retryFirstRead(taskId);
         return false;
       }
     }
-    const entry = this.followed.get(taskId);
-    if (!entry) return record !== undefined;
+    if (!this.followed.has(taskId)) return record !== undefined;
     if (!record) {
-      this.drop(taskId);
-      this.handlers.onGone(taskId, entry.last);
+      this.gone(taskId);
       return false;
     }
+    this.engine.followers.note(record);
     this.offer(record);
     return true;
   }
 
+  private retryFirstRead(taskId: string): void {
+    const entry = this.followed.get(taskId);
+    if (!entry) return;
+    clearTimeout(entry.retry);
+    entry.retry = setTimeout(() => {
+      entry.retry = undefined;
+      void this.readFirst(taskId);
+    }, RETRY_FIRST_READ_MS);
+    entry.retry.unref?.();
+  }
+
+  private gone(taskId: string): void {
+    const entry = this.followed.get(taskId);
+    if (!entry) return;
+    this.drop(taskId);
+    this.handlers.onGone(taskId, entry.last);
+  }
+
   private offer(record: TaskRecord): void {
     const entry = this.followed.get(record.taskId);
-    if (!entry) return;
-    if (entry.last && !isNewer(record, entry.last)) {
-      // Nothing new; but the TTL may have changed (a SEP-1686 task ending), so re-arm its check.
-      if (entry.timer === undefined) this.scheduleExpiryCheck(record.taskId, entry.last);
-      return;
-    }
+    if (!entry || (entry.last && !isNewer(record, entry.last))) return;
     const previous = entry.last;
     entry.last = record;
-    this.scheduleExpiryCheck(record.taskId, record);
     this.handlers.onChange(record, previous);
-  }
-
-  private scheduleExpiryCheck(taskId: string, record: TaskRecord): void {
-    const entry = this.followed.get(taskId);
-    if (!entry) return;
-    clearTimeout(entry.timer);
-    entry.timer = undefined;
-    const at = expiresAt(record);
-    if (!Number.isFinite(at)) return;
-    const delay = Math.min(MAX_TIMER_MS, Math.max(0, at - this.clock()) + EXPIRY_CHECK_SLACK_MS);
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
-      void this.refresh(taskId);
-    }, delay);
-    entry.timer.unref?.();
-  }
-
-  private retryLater(taskId: string): void {
-    const entry = this.followed.get(taskId);
-    if (!entry) return;
-    clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
-      void this.refresh(taskId);
-    }, 1000);
-    entry.timer.unref?.();
   }
 }
 
 /**
- * Whether `candidate` is a later version than `known`. Versions of one task only move forward
- * in `lastUpdatedAt`; two writes in the same millisecond are told apart by their content, and a
- * terminal version is never followed by another (terminal is sticky).
+ * Whether `candidate` is a later version of a task than `known`. Every write (`applyChange`)
+ * counts up the record's `revision`, so two versions compare by one number, whatever their
+ * size, even when both were written in the same millisecond. Records written before revisions
+ * existed compare by `lastUpdatedAt`, and on a tie by the fields a client sees change
+ * (a terminal version is never followed by another: terminal is sticky).
  */
-function isNewer(candidate: TaskRecord, known: TaskRecord): boolean {
+export function isNewer(candidate: TaskRecord, known: TaskRecord): boolean {
+  if (candidate.revision !== undefined && known.revision !== undefined) return candidate.revision > known.revision;
   if (candidate.lastUpdatedAt !== known.lastUpdatedAt) return candidate.lastUpdatedAt > known.lastUpdatedAt;
-  if (known.status !== 'working' && known.status !== 'input_required') return false;
-  return JSON.stringify(candidate) !== JSON.stringify(known);
+  if (isTerminal(known.status)) return false;
+  return (
+    candidate.status !== known.status ||
+    candidate.statusMessage !== known.statusMessage ||
+    candidate.progress?.progress !== known.progress?.progress ||
+    candidate.progress?.total !== known.progress?.total ||
+    !sameKeys(candidate.inputRequests, known.inputRequests)
+  );
+}
+
+function sameKeys(a: Readonly<Record<string, unknown>> | undefined, b: Readonly<Record<string, unknown>> | undefined) {
+  const left = Object.keys(a ?? {});
+  const right = Object.keys(b ?? {});
+  return left.length === right.length && left.every((key) => b !== undefined && key in b);
 }

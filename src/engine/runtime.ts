@@ -75,6 +75,14 @@ export interface TaskRuntime {
   close(): Promise<void>;
   /** The queue job that runs the task, on runtimes that have jobs (for logs). */
   jobIdOf?(taskId: string): string | undefined;
+  /**
+   * On runtimes whose records vanish at their TTL unseen (Redis key expiry publishes nothing),
+   * the `expired` lifecycle fact is left to a process that notices: one following the task finds
+   * it gone at its expiry (see `FollowerRegistry`). This claims the right to say so: true for
+   * exactly one caller per task, across every process sharing the runtime. Runtimes that report
+   * expiry themselves (the memory runtime) leave it out.
+   */
+  claimExpiryReport?(taskId: string): Promise<boolean>;
   /** Resolves when the runtime can serve (its store answers); rejects with the reason otherwise. */
   checkReady?(): Promise<void>;
   /** Tasks and jobs by state right now, as cheaply as the runtime can count them (for metrics). */

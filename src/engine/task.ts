@@ -60,6 +60,12 @@ export interface TaskRecord {
   /** Milliseconds since the epoch. */
   readonly createdAt: number;
   readonly lastUpdatedAt: number;
+  /**
+   * Writes since creation (0 when created; every `applyChange` adds one): orders two versions
+   * of a task cheaply, even when written in the same millisecond. Absent on records stored
+   * before it existed.
+   */
+  readonly revision?: number;
   /** Retention measured from `createdAt`; `null` keeps the task until the runtime is cleared. */
   readonly ttlMs: number | null;
   readonly pollIntervalMs: number;

@@ -68,6 +68,7 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),
     // Clocks never run backwards even if the wall clock does.
     lastUpdatedAt: Math.max(now, record.lastUpdatedAt),
+    revision: (record.revision ?? 0) + 1,
   };
 }
 

@@ -26,12 +26,18 @@ import type { Caller, TaskEngine } from '../engine/engine.js';
 import { isPlainObject } from '../protocol/params.js';
 import type { RpcError } from '../protocol/rpc-error.js';
 import type { Logger } from '../tools/logger.js';
+import {
+  type ClientAddressResolver,
+  type ClientConnection,
+  clientAddressResolver,
+  type TrustProxy,
+} from './client-address.js';
 import { bodyTooLarge, readJsonBody } from './json-body.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import type { Era } from './protocol-server.js';
-import { type RateLimits, rateKindOf } from './rate-limits.js';
+import { type RateLimits, type RateSubject, rateCostOf } from './rate-limits.js';
 import { fillMissingTaskName } from './task-name-header.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 import type { WaiterRegistry } from './waiters.js';
@@ -62,6 +68,13 @@ export interface HttpFrontOptions {
    * omit it, such as FastMCP's. A header that does not match the body is refused either way.
    */
   readonly allowMissingMcpName?: boolean;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, or
+   * `loopback`, `linklocal`, `uniquelocal`); a caller without a principal is counted by that
+   * address (rate limits, sessions, listen streams). Default: none, the connection's own address counts. Name only your proxies:
+   * any client can send the header.
+   */
+  readonly trustProxy?: TrustProxy;
 }
 
 export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => Server;
@@ -77,6 +90,11 @@ export interface Admission {
    * it only while something still holds that Request (an idle stream holds none of its own).
    */
   readonly hangup?: AbortSignal;
+  /**
+   * The address the request comes from (`X-Forwarded-For` only from a trusted proxy): whom a
+   * caller without a principal is counted as. Unknown when the host passes no connection.
+   */
+  readonly clientAddress?: string;
 }
 
 interface LegacySession {
@@ -113,6 +131,7 @@ export class HttpFront {
   private readonly limits: TaskServerLimits;
   private readonly sessionSlots: PrincipalSlots;
   private readonly listenSlots: PrincipalSlots;
+  private readonly clientAddress: ClientAddressResolver;
 
   constructor(
     private readonly factory: SessionServerFactory,
@@ -120,6 +139,7 @@ export class HttpFront {
     private readonly options: HttpFrontOptions = {},
   ) {
     this.limits = deps.limits ?? DEFAULT_LIMITS;
+    this.clientAddress = clientAddressResolver(options.trustProxy);
     this.modern = createMcpHandler(({ era }) => factory({ era, listTasks: false }), {
       legacy: 'reject',
       maxRequestBodySize: this.limits.maxBodyBytes,
@@ -195,8 +215,8 @@ export class HttpFront {
   }
 
   /** Serves one web-standard request: admission from the headers, then the request itself. */
-  async fetch(request: Request): Promise<Response> {
-    const admission = await this.admit(request);
+  async fetch(request: Request, connection?: ClientConnection): Promise<Response> {
+    const admission = await this.admit(request, connection);
     return admission instanceof Response ? admission : this.serve(request, admission);
   }
 
@@ -205,7 +225,7 @@ export class HttpFront {
    * token, and a principal for it. A verified token that names nobody is refused: a client id
    * is not a user, and every user of that client would share one principal.
    */
-  async admit(request: Request): Promise<Admission | Response> {
+  async admit(request: Request, connection?: ClientConnection): Promise<Admission | Response> {
     const rejected =
       hostHeaderValidationResponse(request, this.allowedHosts) ??
       originValidationResponse(request, this.allowedOrigins);
@@ -234,7 +254,12 @@ export class HttpFront {
         },
       });
     }
-    return { ...(authInfo && { authInfo }), caller: { principal } };
+    const clientAddress = this.clientAddress(request.headers, connection);
+    return {
+      ...(authInfo && { authInfo }),
+      caller: { principal },
+      ...(clientAddress !== undefined && { clientAddress }),
+    };
   }
 
   /** Serves an admitted request (its event streams counted while they are open). */
@@ -249,7 +274,7 @@ export class HttpFront {
       const reading = await readJsonBody(request, this.limits);
       if (!reading.ok) return reading.response;
       parsedBody = reading.body;
-      const limited = await this.rateLimit(parsedBody, admission.caller.principal);
+      const limited = await this.rateLimit(parsedBody, subjectOf(admission));
       if (limited) return limited;
     }
     const authOptions = admission.authInfo ? { authInfo: admission.authInfo } : {};
@@ -259,6 +284,7 @@ export class HttpFront {
       const streaming = await serveTaskListen(request, listen, {
         engine: this.deps.engine,
         caller: admission.caller,
+        ...(admission.clientAddress !== undefined && { clientAddress: admission.clientAddress }),
         waiters: this.deps.waiters,
         ...(admission.hangup && { hangup: admission.hangup }),
         slots: this.listenSlots,
@@ -282,14 +308,14 @@ export class HttpFront {
   }
 
   /** Each request of a batch counts; the first one over the budget refuses the whole POST. */
-  private async rateLimit(body: unknown, principal: string | null): Promise<Response | undefined> {
+  private async rateLimit(body: unknown, subject: RateSubject): Promise<Response | undefined> {
     const rateLimits = this.deps.rateLimits;
     if (!rateLimits) return undefined;
     for (const message of Array.isArray(body) ? body : [body]) {
       if (!isPlainObject(message)) continue;
-      const kind = rateKindOf(message.method);
-      if (!kind) continue;
-      const limited = await rateLimits.consume(principal, kind);
+      const cost = rateCostOf(message);
+      if (!cost) continue;
+      const limited = await rateLimits.consume(subject, cost.kind, cost.points);
       if (limited) {
         this.deps.onRefused?.('rate_limit');
         return limited.toResponse(message.id);
@@ -313,7 +339,7 @@ export class HttpFront {
     }
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
-    const release = this.sessionSlots.tryAcquire(admission.caller.principal);
+    const release = this.sessionSlots.tryAcquire(subjectOf(admission));
     if (!release) {
       this.deps.onRefused?.('quota');
       return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
@@ -355,6 +381,14 @@ export class HttpFront {
       void Promise.allSettled([session.transport.close(), session.server.close()]);
     }
   }
+}
+
+/** Whom an admitted request's rate budget belongs to. */
+export function subjectOf(admission: Admission): RateSubject {
+  return {
+    principal: admission.caller.principal,
+    ...(admission.clientAddress !== undefined && { clientAddress: admission.clientAddress }),
+  };
 }
 
 function sessionNotFound(): Response {

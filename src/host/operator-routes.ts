@@ -9,6 +9,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { TaskMetrics } from '../observe/metrics.js';
 import type { Logger } from '../tools/logger.js';
 
@@ -144,6 +145,27 @@ export async function checkOf(check: () => Promise<unknown>): Promise<CheckResul
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Warns when `/metrics` answers anyone who can reach `host`: served without a token on an
+ * address other than loopback (a worker's health port listens on 0.0.0.0 by default, for
+ * probes from outside its container). Metrics name the tools and count their use.
+ */
+export function warnIfMetricsOpen(
+  logger: Logger,
+  served: { readonly metrics: boolean; readonly token: boolean; readonly host: string },
+): void {
+  if (!served.metrics || served.token || isLoopback(served.host)) return;
+  logger.warn(
+    `/metrics answers without a token on ${served.host}: set MCP_TASK_METRICS_TOKEN (or metrics: { token }), or bind to 127.0.0.1`,
+    { host: served.host },
+  );
+}
+
+function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback';
 }
 
 export interface HealthServer {

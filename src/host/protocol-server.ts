@@ -206,7 +206,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
             // Over HTTP the front has counted the request already (and answers 429 itself).
             const kind = options.transport === 'stdio' ? rateKindOf(method) : undefined;
             if (kind && deps.rateLimits) {
-              const limited = await deps.rateLimits.consume((await caller(ctx)).principal, kind);
+              const limited = await deps.rateLimits.consume(await caller(ctx), kind);
               if (limited) throw limited;
             }
             const result = (await run(params, ctx)) as Result;
@@ -235,13 +235,21 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         const taskRequestA = a && readTaskRequestA(request.params);
         if (a && taskRequestA) {
           const context = await legacyCallContext(ctx);
-          return whileBlocking(deps, context.caller, () =>
-            a.callTool(request.params, taskRequestA, {
-              ...context,
-              announce: (notification) => ctx.mcpReq.notify(notification as never),
-              ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
-            }),
-          );
+          const hangup = ctx.http?.req?.signal;
+          return whileBlocking(deps, context.caller, async () => {
+            // A blocking wait like tasks/result: counted, and over when its request is gone.
+            const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
+            try {
+              return await a.callTool(request.params, taskRequestA, {
+                ...context,
+                ...(hangup && { hangup }),
+                announce: (notification) => ctx.mcpReq.notify(notification as never),
+                ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
+              });
+            } finally {
+              registration.leave();
+            }
+          });
         }
         const context = await legacyCallContext(ctx);
         const result = await b.callTool(request.params, context);
@@ -354,7 +362,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
 async function whileBlocking<T>(deps: ProtocolServerDeps, who: Caller, run: () => Promise<T>): Promise<T> {
   const slots = deps.blockingSlots;
   if (!slots) return run();
-  const release = slots.tryAcquire(who.principal);
+  const release = slots.tryAcquire(who);
   if (!release) throw slots.refusal();
   try {
     return await run();

@@ -2,7 +2,9 @@
  * Rate limits per principal on task creation and task reads. On Redis the counters live in
  * Redis (every server process of the app shares them); otherwise in this process's memory.
  * Each kind is a steady rate plus a burst (`rate-limiter-flexible`'s bursty limiter: the
- * per-second budget, then a larger budget per ten seconds to absorb spikes).
+ * per-second budget, then a larger budget per ten seconds to absorb spikes). A caller nothing
+ * identifies (HTTP without auth) is counted by the address it comes from, so one noisy client
+ * does not spend everyone's budget.
  */
 import {
   BurstyRateLimiter,
@@ -11,19 +13,49 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { isPlainObject } from '../protocol/params.js';
 import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import type { RedisClient } from '../runtime/bullmq/index.js';
+import { type CallerIdentity, identityKey } from './client-address.js';
 import type { TaskServerLimits } from './limits.js';
 
 export type RateKind = 'create' | 'read';
 
-/** Methods that read tasks; `tools/call` is the creation budget. */
-const READ_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/update']);
+/**
+ * Methods that read or act on existing tasks; `tools/call` is the creation budget. Cancelling
+ * and deleting count too: each costs the runtime a read and a write.
+ */
+const READ_METHODS = new Set([
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/update',
+  'tasks/cancel',
+  'tasks/delete',
+  'subscriptions/listen',
+]);
 
 export function rateKindOf(method: unknown): RateKind | undefined {
   if (method === 'tools/call') return 'create';
   return typeof method === 'string' && READ_METHODS.has(method) ? 'read' : undefined;
 }
+
+/**
+ * What one JSON-RPC request costs: one of its kind, except a task listen, which costs one read
+ * per task id it names (what one round of `tasks/get` on them would cost; its first reads are
+ * exactly those), so following tasks by listen is never a way around the read budget.
+ */
+export function rateCostOf(message: Record<string, unknown>): { kind: RateKind; points: number } | undefined {
+  const kind = rateKindOf(message.method);
+  if (!kind) return undefined;
+  if (message.method !== 'subscriptions/listen' || !isPlainObject(message.params)) return { kind, points: 1 };
+  const notifications = message.params.notifications;
+  const taskIds = isPlainObject(notifications) ? notifications.taskIds : undefined;
+  return { kind, points: Array.isArray(taskIds) ? Math.max(1, taskIds.length) : 1 };
+}
+
+/** Who a request is counted against: its principal, else the address it comes from. */
+export type RateSubject = CallerIdentity;
 
 /** The window of the burst budget: `burst` requests per this many seconds on top of the steady rate. */
 const BURST_WINDOW_SECONDS = 10;
@@ -60,14 +92,16 @@ export class RateLimits {
   }
 
   /**
-   * Counts one request of `kind` for `principal` (anonymous callers share one budget).
-   * Resolves with the refusal when over the limit; a store failure lets the request through,
-   * since the limits protect the service and must not take it down with Redis.
+   * Counts `points` requests of `kind` for `subject` (at most the burst: a request the burst
+   * cannot hold would be refused for ever). Resolves with the refusal when over the limit; a
+   * store failure lets the request through, since the limits protect the service and must not
+   * take it down with Redis.
    */
-  async consume(principal: string | null, kind: RateKind): Promise<RateLimited | undefined> {
+  async consume(subject: RateSubject, kind: RateKind, points = 1): Promise<RateLimited | undefined> {
+    const burst = kind === 'create' ? this.limits.createBurst : this.limits.readBurst;
     try {
       await this.storeReady();
-      await this.limiters[kind].consume(principal === null ? 'anonymous' : `p:${principal}`);
+      await this.limiters[kind].consume(identityKey(subject), Math.max(1, Math.min(points, burst)));
       return undefined;
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) return undefined;

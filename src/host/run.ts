@@ -18,7 +18,8 @@ export interface RunOptions extends TaskServerOptions {
  * unless the options say otherwise. A bad value ends the process
  * with one line naming the variable and what it accepts (exit status 2). `ALLOWED_HOSTS` and
  * `ALLOWED_ORIGINS` (comma-separated host names for the DNS-rebinding checks, for a server
- * reached by other names than localhost) widen the HTTP front's defaults.
+ * reached by other names than localhost) widen the HTTP front's defaults; `TRUST_PROXY`
+ * (comma-separated proxy addresses or ranges) sets `http.trustProxy`.
  */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const config = readConfigOrExit();
@@ -26,6 +27,7 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const workers = options.workers ?? config.workers;
   const allowedHosts = options.http?.allowedHosts ?? namesFromEnvironment('ALLOWED_HOSTS');
   const allowedOrigins = options.http?.allowedOrigins ?? namesFromEnvironment('ALLOWED_ORIGINS');
+  const trustProxy = options.http?.trustProxy ?? namesFromEnvironment('TRUST_PROXY');
   const argv = options.argv ?? process.argv.slice(2);
   let server: TaskServer;
   try {
@@ -38,8 +40,13 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
       limits,
       ...(redis && { redis }),
       ...(workers !== undefined && { workers }),
-      ...((allowedHosts || allowedOrigins) && {
-        http: { ...options.http, ...(allowedHosts && { allowedHosts }), ...(allowedOrigins && { allowedOrigins }) },
+      ...((allowedHosts || allowedOrigins || trustProxy) && {
+        http: {
+          ...options.http,
+          ...(allowedHosts && { allowedHosts }),
+          ...(allowedOrigins && { allowedOrigins }),
+          ...(trustProxy && { trustProxy }),
+        },
       }),
     });
   } catch (error) {

@@ -37,9 +37,10 @@ import {
 import type { TaskManifest } from '../tools/definition.js';
 import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
+import type { ClientConnection } from './client-address.js';
 import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
-import { checkOf, operatorRoutes, type Route } from './operator-routes.js';
+import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
@@ -138,8 +139,12 @@ export interface TaskServer {
   readonly engine: TaskEngine;
   readonly registry: ToolRegistry;
   readonly runtime: TaskRuntime;
-  /** Serves one web-standard request (mount it in Hono, Bun, Workers-style hosts or tests). */
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Serves one web-standard request (mount it in Hono, Bun, Workers-style hosts or tests).
+   * `connection.remoteAddress` is the client's address where the host knows it: without auth,
+   * callers are rate-limited by it (without it, all anonymous callers share one budget).
+   */
+  fetch(request: Request, connection?: ClientConnection): Promise<Response>;
   /** Serves Streamable HTTP on node:http. */
   listen(options?: ListenOptions): Promise<ListeningServer>;
   /** Serves this process's stdin/stdout. */
@@ -175,6 +180,15 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         stats: async () => (await runtime.stats?.()) ?? {},
         sessions: () => httpFront.sessionCount,
         streams: () => httpFront.streamCount,
+        waits: () => {
+          const engineStats = engine.waiterStats();
+          return {
+            waiters: waiters.stats().total,
+            engineWaits: engineStats.waiters,
+            followers: engineStats.followers,
+            followedTasks: engineStats.followedTasks,
+          };
+        },
       })
     : undefined;
   // A silenced logger needs no lifecycle lines built for it (benchmarks, tests).
@@ -288,16 +302,23 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ? dashboardRoutes({
         engine,
         calls,
-        admit: (request) => httpFront.admit(request),
+        admit: (request, connection) => httpFront.admit(request, connection),
+        rateLimits,
+        ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
         ...(typeof dashboardOption === 'object' && { options: dashboardOption }),
       })
     : undefined;
   /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
-  const dispatch = async (request: Request, mcp: (request: Request) => Promise<Response>): Promise<Response> => {
+  const dispatch = async (
+    request: Request,
+    mcp: (request: Request) => Promise<Response>,
+    connection: ClientConnection | undefined,
+  ): Promise<Response> => {
     const url = new URL(request.url);
     let response: Response;
     try {
-      response = (await operator(request, url)) ?? (await dashboard?.handle(request, url)) ?? (await mcp(request));
+      response =
+        (await operator(request, url)) ?? (await dashboard?.handle(request, url, connection)) ?? (await mcp(request));
     } catch (error) {
       logger.error('HTTP request failed', { err: error, path: url.pathname });
       response = Response.json({ error: 'internal error' }, { status: 500 });
@@ -311,7 +332,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     engine,
     registry,
     runtime,
-    fetch: (request) => dispatch(request, (forward) => httpFront.fetch(forward)),
+    fetch: (request, connection) => dispatch(request, (forward) => httpFront.fetch(forward, connection), connection),
     stats: () => ({ waiters: waiters.stats(), engine: engine.waiterStats() }),
 
     async listen(listen = {}) {
@@ -320,19 +341,24 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
       const handle = toNodeHandler(
         {
-          fetch: (request: Request, options?: { authInfo?: AuthInfo }) =>
-            dispatch(request, async (forward) => {
-              if (new URL(forward.url).pathname !== path) {
-                return new Response(`Not found. The MCP endpoint is ${path}\n`, {
-                  status: 404,
-                  headers: { 'content-type': 'text/plain' },
-                });
-              }
-              // toNodeHandler hands over a new Request; the admission travels as its `authInfo`.
-              const admission =
-                (options?.authInfo as AdmittedAuth | undefined)?.[ADMISSION] ?? (await httpFront.admit(forward));
-              return admission instanceof Response ? admission : httpFront.serve(forward, admission);
-            }),
+          fetch: (request: Request, options?: { authInfo?: AuthInfo }) => {
+            // toNodeHandler hands over a new Request; what the server learned travels as its `authInfo`.
+            const carried = (options?.authInfo as CarrierAuth | undefined)?.[CARRIED];
+            return dispatch(
+              request,
+              async (forward) => {
+                if (new URL(forward.url).pathname !== path) {
+                  return new Response(`Not found. The MCP endpoint is ${path}\n`, {
+                    status: 404,
+                    headers: { 'content-type': 'text/plain' },
+                  });
+                }
+                const admission = carried?.admission ?? (await httpFront.admit(forward, carried?.connection));
+                return admission instanceof Response ? admission : httpFront.serve(forward, admission);
+              },
+              carried?.connection,
+            );
+          },
         },
         { maxRequestBodySize: limits.maxBodyBytes },
       );
@@ -340,9 +366,13 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       // connection for up to 30 s past its timeout).
       const checkEvery = Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs);
       const server = http.createServer({ connectionsCheckingInterval: checkEvery }, async (req, res) => {
+        const connection: ClientConnection = {
+          ...(req.socket.remoteAddress && { remoteAddress: req.socket.remoteAddress }),
+        };
+        (req as { auth?: AuthInfo }).auth = carry({ connection });
         // The body of an MCP request is read (bounded) only once the front admitted its headers.
         if (new URL(req.url ?? '/', 'http://localhost').pathname === path) {
-          const admission = await httpFront.admit(headersOnly(req));
+          const admission = await httpFront.admit(headersOnly(req), connection);
           if (admission instanceof Response) {
             metrics?.httpRequest(req.method ?? 'POST', admission.status);
             await writeWithoutBody(res, admission);
@@ -353,7 +383,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           res.once('close', () => {
             if (!res.writableFinished) hangup.abort();
           });
-          (req as { auth?: AuthInfo }).auth = carryAdmission({ ...admission, hangup: hangup.signal });
+          (req as { auth?: AuthInfo }).auth = carry({ connection, admission: { ...admission, hangup: hangup.signal } });
         }
         flushEventStreamHeaders(res);
         void handle(req, res);
@@ -380,6 +410,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       };
       listeners.add(listening);
       if (dashboard) logger.info(`task dashboard at http://${shownHost}:${address.port}${DASHBOARD_PATH}`);
+      warnIfMetricsOpen(logger, { metrics: metrics !== undefined, token: metricsToken !== undefined, host });
       return listening;
     },
 
@@ -417,17 +448,24 @@ function rateLimitStore(setup: RedisSetup, logger: Logger): { redis: RedisClient
   };
 }
 
-const ADMISSION = Symbol('mcp-task-server admission');
-type AdmittedAuth = AuthInfo & { [ADMISSION]?: Admission };
+const CARRIED = Symbol('mcp-task-server connection and admission');
+/** What the node server learned of a request before the adapter rebuilt it. */
+interface Carried {
+  readonly connection: ClientConnection;
+  /** MCP requests only: admitted from their headers before the body was read. */
+  readonly admission?: Admission;
+}
+type CarrierAuth = AuthInfo & { [CARRIED]?: Carried };
 
 /**
- * The node adapter passes `req.auth` on as the request's `authInfo`; the admission rides along
- * on it, so the front does not resolve the principal twice. Without a token there is no
- * `AuthInfo` to give the SDK, so the carrier is an object the front unwraps again.
+ * The node adapter passes `req.auth` on as the request's `authInfo`; the connection and the
+ * admission ride along on it, so the front does not resolve the principal twice. Without a
+ * token there is no `AuthInfo` to give the SDK, so the carrier is an object the front unwraps again.
  */
-function carryAdmission(admission: Admission): AuthInfo {
-  const carrier = (admission.authInfo ? { ...admission.authInfo } : {}) as AdmittedAuth;
-  carrier[ADMISSION] = admission;
+function carry(carried: Carried): AuthInfo {
+  const authInfo = carried.admission?.authInfo;
+  const carrier = (authInfo ? { ...authInfo } : {}) as CarrierAuth;
+  carrier[CARRIED] = carried;
   return carrier;
 }
 

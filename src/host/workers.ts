@@ -11,7 +11,13 @@ import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';
 import { limitsFromEnvironment } from './limits.js';
-import { checkOf, type HealthServer, operatorRoutes, serveOperatorRoutes } from './operator-routes.js';
+import {
+  checkOf,
+  type HealthServer,
+  operatorRoutes,
+  serveOperatorRoutes,
+  warnIfMetricsOpen,
+} from './operator-routes.js';
 import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisSetup } from './runtime-choice.js';
 import type { MetricsOptions } from './task-server.js';
 
@@ -63,9 +69,10 @@ export type RunWorkersOptions = Omit<TaskWorkerProcessOptions, 'redis' | 'metric
   /** Default: `REDIS_URL`. */
   readonly redis?: RedisConnection | RedisSetup;
   /**
-   * Serve `/healthz`, `/readyz` (and `/metrics` when enabled) on this port, for container
-   * orchestrators. Default: `HEALTH_PORT`; none when unset. Listens on `HEALTH_HOST` (default
-   * 0.0.0.0: probes come from outside the container).
+   * Serve `/healthz`, `/readyz` (and `/metrics` when enabled, behind the metrics token when one
+   * is set, as on servers) on this port, for container orchestrators. Default: `HEALTH_PORT`;
+   * none when unset. Listens on `HEALTH_HOST` (default 0.0.0.0: probes come from outside the
+   * container); open metrics on such an address are warned about at start-up.
    */
   readonly healthPort?: number;
   /** Metrics on the health port (default: on when `MCP_TASK_METRICS=1`). */
@@ -109,6 +116,8 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
     if (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65_535) {
       throw new RangeError(`HEALTH_PORT must be a port number (0-65535), got ${String(healthPort)}`);
     }
+    // Probes come from outside the container: all interfaces unless HEALTH_HOST says otherwise.
+    const healthHost = config.healthHost ?? '0.0.0.0';
     const metricsToken =
       (typeof metricsOption === 'object' ? metricsOption.token : undefined) ??
       (process.env.MCP_TASK_METRICS_TOKEN || undefined);
@@ -119,9 +128,10 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
         ...(metricsToken !== undefined && { metricsToken }),
         logger,
       }),
-      { port: healthPort, host: config.healthHost ?? '0.0.0.0' },
+      { port: healthPort, host: healthHost },
     );
     logger.info(`health routes on port ${health.port}`, { port: health.port });
+    warnIfMetricsOpen(logger, { metrics: metrics !== undefined, token: metricsToken !== undefined, host: healthHost });
   }
   const healthServer = health;
   void runWorkersUntilSignal([worker, ...(healthServer ? [{ close: () => healthServer.close() }] : [])], {

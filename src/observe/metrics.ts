@@ -1,8 +1,8 @@
 /**
  * Prometheus metrics (prom-client), one registry per server or worker process so that several
  * servers in one process (tests, embedding apps) never count into each other. Counters move on
- * lifecycle events; gauges (tasks by status, queue depth, sessions, streams) are read when
- * scraped, so an idle process does no work for them.
+ * lifecycle events; gauges (tasks by status, queue depth, sessions, streams, waiters) are read
+ * when scraped, so an idle process does no work for them.
  */
 import { createRequire } from 'node:module';
 import type { Counter, Histogram, Registry } from 'prom-client';
@@ -22,6 +22,19 @@ export interface MetricsSources {
   readonly sessions?: () => number;
   /** Open streams (2026 listen streams, dashboard event streams). */
   readonly streams?: () => number;
+  /** What waits on tasks in this process right now (the numbers of `TaskServer.stats()`). */
+  readonly waits?: () => WaitCounts;
+}
+
+/** What waits on tasks in one process: each count falls back to zero once its clients are gone. */
+export interface WaitCounts {
+  /** Requests waiting for a task: `result` (blocking `tasks/result`, SEP-1686 calls), `stream` (listen streams). */
+  readonly waiters: Readonly<Record<'result' | 'stream', number>>;
+  /** The engine's waits for a task state (each blocking request, each question relay round). */
+  readonly engineWaits: number;
+  /** Task followers (waits, listen streams, 2025 status push) and the task ids they follow. */
+  readonly followers: number;
+  readonly followedTasks: number;
 }
 
 /** prom-client, loaded when a process turns metrics on: the others never pay for it. */
@@ -141,6 +154,45 @@ export class TaskMetrics implements TaskObserver {
           this.set(streams());
         },
       });
+    }
+    const waits = sources.waits;
+    if (waits) {
+      // Per kind only: per-session counts (in `TaskServer.stats()`) would be unbounded labels.
+      new Gauge({
+        name: 'mcp_task_waiters',
+        help: 'Requests waiting on a task right now, by kind: result (blocking tasks/result, SEP-1686 calls), stream (2026 listen streams).',
+        labelNames: ['kind'],
+        registers,
+        collect() {
+          const { result, stream } = waits().waiters;
+          this.set({ kind: 'result' }, result);
+          this.set({ kind: 'stream' }, stream);
+        },
+      });
+      const plain = (name: string, help: string, read: (counts: WaitCounts) => number) =>
+        new Gauge({
+          name,
+          help,
+          registers,
+          collect() {
+            this.set(read(waits()));
+          },
+        });
+      plain(
+        'mcp_task_engine_waits',
+        'Waits for a task state in progress in the engine.',
+        (counts) => counts.engineWaits,
+      );
+      plain(
+        'mcp_task_followers',
+        'Task followers (blocking waits, listen streams, 2025 status push) in this process.',
+        (counts) => counts.followers,
+      );
+      plain(
+        'mcp_task_followed_tasks',
+        'Task ids followed by this process’s followers.',
+        (counts) => counts.followedTasks,
+      );
     }
   }
 

@@ -74,6 +74,12 @@ function related(taskId: string): Record<string, unknown> {
 }
 
 export interface CallContextA extends CallContext {
+  /**
+   * Aborts when the request that carries the call is gone (the client hung up). It ends the
+   * wait, not the task: only a cancel (`signal`) cancels it, and the client may come back for it
+   * by its id.
+   */
+  readonly hangup?: AbortSignal;
   /** Sends `notifications/tasks/created` for the new task (on the call's own stream). */
   readonly announce: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>;
   /** Asks the client on the call's own stream, when it can answer forms. */
@@ -124,15 +130,17 @@ export class DialectA {
     ctx.signal.addEventListener('abort', onCancel, { once: true });
     // The client may have cancelled while the task was being created and announced.
     if (ctx.signal.aborted) onCancel();
+    // The wait ends with the call, whether cancelled or abandoned; the task ends only if cancelled.
+    const waitSignal = ctx.hangup ? AbortSignal.any([ctx.signal, ctx.hangup]) : ctx.signal;
     try {
       // The task's questions go to the requestor on this call, tagged with A's related-task key.
       const elicit = ctx.elicit;
       const done = await asRpc(() =>
         elicit
-          ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, ctx.signal, (params, timeoutMs) =>
+          ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, waitSignal, (params, timeoutMs) =>
               elicit({ ...params, _meta: related(clientTaskId) }, timeoutMs),
             )
-          : this.calls.engine.waitForTerminal(ctx.caller, taskId, ctx.signal),
+          : this.calls.engine.waitForTerminal(ctx.caller, taskId, waitSignal),
       );
       return this.resultOf(done, ctx.caller);
     } finally {

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
-import { connectV1, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
+import { connectV1, openRawSession, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
 
 const TASK = 'modelcontextprotocol.io/task';
 const RELATED = 'modelcontextprotocol.io/related-task';
@@ -59,23 +59,28 @@ describe('SEP-1686 shim enabled', () => {
   });
 
   it('creates the task under the client-chosen id, announces it, and answers the call when done', async () => {
-    const call = callWithTask(client, 'a-first', { seconds: 0.3, label: 'a' });
+    // While it runs (a task too long to end during the test, so no load makes this a race):
+    // A's fields, and no result yet.
+    const stop = new AbortController();
+    const long = callWithTask(client, 'a-running', { seconds: 60, label: 'r' }, 'slow_compute', stop.signal);
     const running_ = await pollUntil(
-      () => getTask(client, 'a-first').catch((): Record<string, unknown> => ({})),
-      (task) => task.taskId === 'a-first',
+      () => getTask(client, 'a-running').catch((): Record<string, unknown> => ({})),
+      (task) => task.taskId === 'a-running',
     );
     expect(['submitted', 'working']).toContain(running_.status);
     expect(running_).toMatchObject({
       keepAlive: 60_000,
       pollFrequency: 200,
-      _meta: { [RELATED]: { taskId: 'a-first' } },
+      _meta: { [RELATED]: { taskId: 'a-running' } },
     });
     expect(running_.ttl).toBeUndefined();
     await expect(
-      client.request({ method: 'tasks/result', params: { taskId: 'a-first' } }, AnyResult),
+      client.request({ method: 'tasks/result', params: { taskId: 'a-running' } }, AnyResult),
     ).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/not 'completed'/) });
+    stop.abort();
+    await long.catch(() => {});
 
-    const result = await call;
+    const result = await callWithTask(client, 'a-first', { seconds: 0.3, label: 'a' });
     expect(result.content).toEqual([{ type: 'text', text: 'Computed a in 0.3s' }]);
     expect(result._meta?.[RELATED]).toEqual({ taskId: 'a-first' });
     expect(created).toContainEqual({ taskId: 'a-first' });
@@ -107,6 +112,50 @@ describe('SEP-1686 shim enabled', () => {
       (t) => t.status !== 'working' && t.status !== 'submitted',
     );
     expect(task.status).toBe('cancelled');
+  });
+
+  it('ends the wait, not the task, when the client hangs up on the original request', async () => {
+    const session = await openRawSession(running.url);
+    const controller = new AbortController();
+    const call = fetch(running.url, {
+      method: 'POST',
+      headers: session,
+      signal: controller.signal,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'slow_compute',
+          arguments: { seconds: 60, label: 'hung-up' },
+          _meta: { [TASK]: { taskId: 'a-hangup', keepAlive: 60_000 } },
+        },
+      }),
+    }).catch(() => undefined);
+    await pollUntil(
+      async () => running.server.stats(),
+      (stats) => stats.waiters.total.result === 1 && stats.engine.waiters === 1,
+    );
+    controller.abort();
+    await call;
+    // Nothing waits for the task any more...
+    await pollUntil(
+      async () => running.server.stats(),
+      (stats) => stats.waiters.total.result === 0 && stats.engine.waiters === 0,
+    );
+    // ...and the task goes on: hanging up is not cancelling.
+    const again = await fetch(running.url, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId: 'a-hangup' } }),
+    });
+    const text = await again.text();
+    expect(text).toMatch(/"status":"(working|submitted)"/);
+    await fetch(running.url, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tasks/delete', params: { taskId: 'a-hangup' } }),
+    }).then((response) => response.text());
   });
 
   it('fails with the JSON-RPC error the task raised, and tasks/get carries it', async () => {

@@ -485,6 +485,182 @@ describe('rate limits', () => {
   });
 });
 
+describe('rate limits on listens', () => {
+  let running: RunningServer;
+
+  beforeAll(async () => {
+    running = await start({ readsPerSecond: 1, readBurst: 3 });
+  });
+  afterAll(() => running?.close());
+
+  it('counts one read per task id a listen names', async () => {
+    const created = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 30, label: 'l' } },
+      { headers: bearer('carol') },
+    );
+    const taskId = created.result?.taskId as string;
+    const ids = [taskId, 'unknown-1', 'unknown-2'];
+    // Three ids: a fresh budget (one in the second, a burst of three) holds them once, not twice.
+    const first = await listenForTasks(running.url, ids, { headers: bearer('carol') });
+    expect(first.status).toBe(200);
+    first.stream?.close();
+    const second = await listenForTasks(running.url, ids, { headers: bearer('carol') });
+    expect(second.status).toBe(429);
+    expect(second.error).toMatchObject({ code: -32011, data: { limit: 'readsPerSecond' } });
+    const daves = await listenForTasks(running.url, [taskId], { headers: bearer('dave') });
+    expect(daves.status).toBe(200);
+    daves.stream?.close();
+    await rpc2026(running.url, 'tasks/cancel', { taskId }, { headers: bearer('carol') });
+  });
+});
+
+const META_2026 = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'limits', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+};
+
+/**
+ * A POST sent from `localAddress` (any 127.x address reaches loopback), answered once its
+ * headers arrive: the body may be a stream, read by nobody and ended by `close`.
+ */
+function postFrom(
+  url: string,
+  localAddress: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; close: () => void }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
+      (response) => resolve({ status: response.statusCode ?? 0, close: () => response.destroy() }),
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+/** A 2026-07-28 `tasks/get` sent from `localAddress`; its status. */
+async function tasksGetFrom(url: string, localAddress: string, headers: Record<string, string> = {}): Promise<number> {
+  const reply = await postFrom(
+    url,
+    localAddress,
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tasks/get', 'mcp-name': 'no-such-task', ...headers },
+    { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: 'no-such-task', _meta: META_2026 } },
+  );
+  reply.close();
+  return reply.status;
+}
+
+/** A listen (left open) to `taskId` from `localAddress`. */
+const listenFrom = (url: string, localAddress: string, taskId: string) =>
+  postFrom(
+    url,
+    localAddress,
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'subscriptions/listen',
+      params: { _meta: META_2026, notifications: { taskIds: [taskId] } },
+    },
+  );
+
+/** A 2025-11-25 `initialize` (its session left open) from `localAddress`. */
+const initializeFrom = (url: string, localAddress: string) =>
+  postFrom(
+    url,
+    localAddress,
+    {},
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'limits', version: '1' } },
+    },
+  );
+
+describe('rate limits of callers nothing identifies', () => {
+  let direct: RunningServer;
+  let proxied: RunningServer;
+  const options = {
+    manifest: taskManifest,
+    instances: [new FixtureTools(), new GeneralTools()],
+    limits: { readsPerSecond: 1, readBurst: 2 },
+  };
+
+  beforeAll(async () => {
+    [direct, proxied] = await Promise.all([
+      startServer(options),
+      startServer({ ...options, http: { trustProxy: 'loopback' } }),
+    ]);
+  });
+  afterAll(() => Promise.all([direct?.close(), proxied?.close()]));
+
+  /** Reads until refused; the budget of one second and the burst hold three. */
+  async function spendAll(send: () => Promise<number>): Promise<void> {
+    let status = 0;
+    for (let attempt = 0; attempt < 6 && status !== 429; attempt++) status = await send();
+    expect(status).toBe(429);
+  }
+  /** Two reads at once: a fresh budget holds both; a spent one refuses at least one. */
+  const twoAtOnce = (send: () => Promise<number>) => Promise.all([send(), send()]);
+
+  it('are counted by address: one noisy client does not spend the budget of another', async () => {
+    await spendAll(() => tasksGetFrom(direct.url, '127.0.0.1'));
+    for (const status of await twoAtOnce(() => tasksGetFrom(direct.url, '127.0.0.2'))) expect(status).not.toBe(429);
+    // A client cannot buy a fresh budget by sending X-Forwarded-For: no proxy is trusted here.
+    const spoofed = await twoAtOnce(() => tasksGetFrom(direct.url, '127.0.0.1', { 'x-forwarded-for': '198.51.100.7' }));
+    expect(spoofed).toContain(429);
+  });
+
+  it('behind a trusted proxy, are counted by the client address the proxy forwards', async () => {
+    const from = (client: string) => () => tasksGetFrom(proxied.url, '127.0.0.1', { 'x-forwarded-for': client });
+    await spendAll(from('203.0.113.5'));
+    for (const status of await twoAtOnce(from('203.0.113.6'))) expect(status).not.toBe(429);
+    expect(await twoAtOnce(from('203.0.113.5'))).toContain(429);
+  });
+
+  it('hold quota slots by address: one client cannot take every anonymous session or listen', async () => {
+    const quotas = await startServer({
+      ...options,
+      limits: { maxListenStreamsPerPrincipal: 1, maxSessionsPerPrincipal: 1 },
+    });
+    const open: { close: () => void }[] = [];
+    const keep = async (reply: Promise<{ status: number; close: () => void }>) => {
+      const settled = await reply;
+      open.push(settled);
+      return settled.status;
+    };
+    // A running task: a listen to it stays open (one to no task at all would end at once).
+    const created = await rpc2026(quotas.url, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 30, label: 'q' },
+    });
+    const taskId = created.result?.taskId as string;
+    try {
+      expect(await keep(listenFrom(quotas.url, '127.0.0.1', taskId))).toBe(200);
+      expect(await keep(listenFrom(quotas.url, '127.0.0.1', taskId))).toBe(429);
+      expect(await keep(listenFrom(quotas.url, '127.0.0.2', taskId))).toBe(200);
+      expect(await keep(initializeFrom(quotas.url, '127.0.0.1'))).toBe(200);
+      expect(await keep(initializeFrom(quotas.url, '127.0.0.1'))).toBe(429);
+      expect(await keep(initializeFrom(quotas.url, '127.0.0.2'))).toBe(200);
+    } finally {
+      for (const reply of open) reply.close();
+      await rpc2026(quotas.url, 'tasks/cancel', { taskId });
+      await quotas.close();
+    }
+  });
+});
+
 describe('connections', () => {
   let running: RunningServer;
 

@@ -96,6 +96,36 @@ export async function rpc2026(
   return { status: response.status, ...message };
 }
 
+/**
+ * A 2025-11-25 session opened by hand: the headers its requests carry. Requests on it can be
+ * dropped the way a crashed client drops them (abort the fetch), which the SDK client never does.
+ */
+export async function openRawSession(url: string): Promise<Record<string, string>> {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+  };
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'dropper', version: '1' } },
+    }),
+  });
+  await init.text();
+  const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') as string };
+  await fetch(url, {
+    method: 'POST',
+    headers: session,
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  }).then((r) => r.text());
+  return session;
+}
+
 export async function pollUntil<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,

@@ -15,7 +15,15 @@ import { ToolRegistry } from '../../src/tools/registry.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix, redisAvailable } from '../bullmq/support.js';
 import { sleep } from '../contract/runtime-contract.js';
 import { redisAddress, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { connectV1, listenForTasks, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
+import {
+  connectV1,
+  listenForTasks,
+  openRawSession,
+  pollUntil,
+  type RunningServer,
+  rpc2026,
+  startServer,
+} from './support.js';
 
 const AnyResult = z.looseObject({});
 const app = { manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] };
@@ -171,35 +179,8 @@ describe('waiters die with their request', () => {
   });
   afterAll(() => running?.close());
 
-  /** A 2025-11-25 session opened by hand, so requests can be dropped the way a crashed client drops them. */
-  async function openSession(): Promise<Record<string, string>> {
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const init = await fetch(running.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'dropper', version: '1' } },
-      }),
-    });
-    await init.text();
-    const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') as string };
-    await fetch(running.url, {
-      method: 'POST',
-      headers: session,
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    }).then((r) => r.text());
-    return session;
-  }
-
   it('leaves no waiter behind after 2,000 blocking tasks/result calls whose clients hung up', async () => {
-    const session = await openSession();
+    const session = await openRawSession(running.url);
     const created = await rpc2026(running.url, 'tools/call', {
       name: 'slow_compute',
       arguments: { seconds: 120, label: 'waited-on' },

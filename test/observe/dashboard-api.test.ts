@@ -202,3 +202,96 @@ describe('dashboard API', () => {
     }
   });
 });
+
+describe('dashboard API rate limits', () => {
+  // One read per second and a burst of two per ten seconds: the fourth quick call is over.
+  const LIMITED = { 'token-cy': 'cy', 'token-dee': 'dee', 'token-eve': 'eve' };
+  let limited: RunningServer;
+  let origin: string;
+
+  beforeAll(async () => {
+    limited = await startServer({
+      manifest: opsManifest,
+      instances: [new OpsTools()],
+      http: { auth: tokenAuth(LIMITED) },
+      dashboard: true,
+      limits: { readsPerSecond: 1, readBurst: 2 },
+      listPageSize: 2,
+    });
+    origin = new URL(limited.url).origin;
+  });
+  afterAll(() => limited?.close());
+
+  const ask = async (path: string, token: string, init: RequestInit = {}) => {
+    const response = await fetch(`${origin}/dashboard/api${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(init.body !== undefined && { 'content-type': 'application/json' }),
+      },
+    });
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: (await response.json()) as Record<string, unknown>,
+    };
+  };
+  /** Four calls at once: a fresh budget holds three (one in the second, two of burst), so one is refused. */
+  const fourAtOnce = (path: string, token: string, init?: RequestInit) =>
+    Promise.all([1, 2, 3, 4].map(() => ask(path, token, init)));
+
+  it('answers 429 with Retry-After once the read budget is spent, and another principal still gets through', async () => {
+    let refused: Awaited<ReturnType<typeof ask>> | undefined;
+    for (let attempt = 0; attempt < 6 && !refused; attempt++) {
+      const reply = await ask('/tasks', 'token-cy');
+      if (reply.status === 429) refused = reply;
+      else expect(reply.status).toBe(200);
+    }
+    expect(refused?.body).toMatchObject({
+      error: expect.stringMatching(/per second \(readsPerSecond\)/),
+      limit: 'readsPerSecond',
+      retryAfterMs: expect.any(Number),
+    });
+    expect(Number(refused?.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect((await ask('/tasks', 'token-dee')).status).toBe(200);
+  });
+
+  it('counts cancels and answers against the read budget too', async () => {
+    const cancels = await fourAtOnce('/tasks/no-such-task/cancel', 'token-dee', { method: 'POST' });
+    expect(cancels.map((reply) => reply.status)).toContain(429);
+    for (const reply of cancels) expect([404, 429]).toContain(reply.status);
+    const answers = await fourAtOnce('/tasks/no-such-task/answer', 'token-eve', {
+      method: 'POST',
+      body: JSON.stringify({ key: 'approval', content: { approve: true } }),
+    });
+    expect(answers.map((reply) => reply.status)).toContain(429);
+  });
+
+  it('spends one read per page of a listing, and cuts the listing short when the budget runs out', async () => {
+    const tokens = { 'token-fay': 'fay' };
+    const paged = await startServer({
+      manifest: opsManifest,
+      instances: [new OpsTools()],
+      http: { auth: tokenAuth(tokens) },
+      dashboard: true,
+      limits: { readsPerSecond: 1, readBurst: 2 },
+      listPageSize: 2,
+    });
+    const fay = await connectV1(paged.url, { token: 'token-fay' });
+    try {
+      // Nine tasks are five pages of two: five reads, where the budget holds three.
+      for (let task = 0; task < 9; task++) await startTask(fay, 'crawl', { pages: 1000, pauseMs: 200 });
+      const response = await fetch(`${new URL(paged.url).origin}/dashboard/api/tasks`, {
+        headers: { authorization: 'Bearer token-fay' },
+      });
+      const listing = (await response.json()) as { truncated: boolean; tasks: unknown[] };
+      expect(response.status).toBe(200);
+      expect(listing.truncated).toBe(true);
+      expect(listing.tasks.length).toBeGreaterThan(0);
+      expect(listing.tasks.length).toBeLessThan(9);
+    } finally {
+      await fay.close();
+      await paged.close();
+    }
+  });
+});

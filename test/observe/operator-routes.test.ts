@@ -134,6 +134,32 @@ describe('metrics on the in-process runtime', () => {
     const after = await metricsText(url, 'scrape-token');
     expect(sample(after, 'mcp_task_cancelled_total{tool="crawl"}')).toBe(1);
   });
+
+  it('show what waits on tasks right now, as TaskServer.stats() counts it', async () => {
+    const url = `${origin(running.url)}/metrics`;
+    const long = await client.request(
+      { method: 'tools/call', params: { name: 'crawl', arguments: { pages: 100, pauseMs: 1000 }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const waiting = client.experimental.tasks.getTaskResult(long.task.taskId, CallToolResultSchema).catch(() => {});
+    const during = await pollUntil(
+      () => metricsText(url, 'scrape-token'),
+      (body) => sample(body, 'mcp_task_waiters{kind="result"}') === 1,
+    );
+    const stats = running.server.stats();
+    expect(sample(during, 'mcp_task_waiters{kind="stream"}')).toBe(stats.waiters.total.stream);
+    expect(sample(during, 'mcp_task_engine_waits')).toBe(1);
+    expect(sample(during, 'mcp_task_followers')).toBe(stats.engine.followers);
+    expect(sample(during, 'mcp_task_followed_tasks')).toBe(stats.engine.followedTasks);
+    expect(stats.engine.followedTasks).toBeGreaterThanOrEqual(1);
+    await client.experimental.tasks.cancelTask(long.task.taskId);
+    await waiting;
+    const after = await pollUntil(
+      () => metricsText(url, 'scrape-token'),
+      (body) => sample(body, 'mcp_task_waiters{kind="result"}') === 0,
+    );
+    expect(sample(after, 'mcp_task_engine_waits')).toBe(0);
+  });
 });
 
 describeWithRedis('health routes and metrics on BullMQ', () => {
@@ -356,6 +382,70 @@ describeWithRedis('a task in the logs and traces of a server process and a worke
     expect(sample(text, 'mcp_task_failed_total{tool="failing_job",kind="tool_error"}')).toBe(1);
     const serverText = await metricsText(`${origin(server.url as string)}/metrics`);
     expect(sample(serverText, 'mcp_task_created_total{tool="slow_compute"}')).toBe(2);
+    // Its metrics have no token and its port listens on every interface: the worker says so.
+    // The server listens on loopback only, and says nothing.
+    expect(worker.output()).toContain('/metrics answers without a token on 0.0.0.0');
+    expect(server.output()).not.toContain('/metrics answers without a token');
+  });
+});
+
+describeWithRedis("a worker's health port with a metrics token, on loopback", () => {
+  const prefix = randomPrefix();
+  const healthPort = 20_000 + Math.floor(Math.random() * 30_000);
+  let worker: AppProcess;
+
+  beforeAll(async () => {
+    worker = await startAppProcess('conformance-fixture', 'worker', {
+      REDIS_URL,
+      REDIS_PREFIX: prefix,
+      WORKERS: '1',
+      HEALTH_PORT: String(healthPort),
+      HEALTH_HOST: '127.0.0.1',
+      MCP_TASK_METRICS: '1',
+      MCP_TASK_METRICS_TOKEN: 'worker-scrape-token',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await worker?.stop();
+    await deleteKeysUnder(prefix);
+  });
+
+  it('asks for the token on /metrics, as the server does, and listens on HEALTH_HOST only', async () => {
+    const base = `http://127.0.0.1:${healthPort}`;
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    expect((await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer wrong-scrape-token' } })).status).toBe(
+      401,
+    );
+    await metricsText(`${base}/metrics`, 'worker-scrape-token');
+    expect(await getJson(`${base}/readyz`)).toEqual({
+      status: 200,
+      body: { status: 'ready', checks: { redis: 'ok' } },
+    });
+    // Another loopback address reaches the machine, but not a port bound to 127.0.0.1.
+    await expect(fetch(`http://127.0.0.2:${healthPort}/healthz`)).rejects.toThrow();
+    expect(worker.output()).not.toContain('/metrics answers without a token');
+  });
+});
+
+describe('metrics open to anyone who can reach them', () => {
+  it('are warned about when served without a token beyond loopback, and not otherwise', async () => {
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) };
+    const open = (metrics: boolean | { token: string }) =>
+      createTaskServer({ manifest: opsManifest, instances: [new OpsTools()], logger, metrics });
+    const cases = [
+      { metrics: true, host: '0.0.0.0', warned: true },
+      { metrics: true, host: '127.0.0.1', warned: false },
+      { metrics: { token: 'scrape-token-0123' }, host: '0.0.0.0', warned: false },
+      { metrics: false, host: '0.0.0.0', warned: false },
+    ];
+    for (const { metrics, host, warned } of cases) {
+      warnings.length = 0;
+      const server = open(metrics);
+      await server.listen({ port: 0, host });
+      await server.close();
+      expect(warnings.some((line) => line.startsWith(`/metrics answers without a token on ${host}`))).toBe(warned);
+    }
   });
 });
 

@@ -132,20 +132,38 @@ function reportErrorsOncePerOutage(client: RedisClient, logger: Logger, name: st
   });
 }
 
+/**
+ * Operations waiting for each client that is not ready yet. They share one `ready` listener:
+ * a listener each would trip Node's leak warning under the first burst of requests.
+ */
+const readyWaiters = new WeakMap<RedisClient, Set<() => void>>();
+
 /** Resolves once `client` can take commands; rejects when `signal` aborts first. */
 export function whenReady(client: RedisClient, signal: AbortSignal): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   signal.throwIfAborted();
+  let waiters = readyWaiters.get(client);
+  if (!waiters) {
+    const woken = new Set<() => void>();
+    readyWaiters.set(client, woken);
+    client.once('ready', () => {
+      readyWaiters.delete(client);
+      for (const wake of woken) wake();
+    });
+    waiters = woken;
+  }
+  const waiting = waiters;
   return new Promise((resolve, reject) => {
-    const onReady = () => {
+    const wake = () => {
       signal.removeEventListener('abort', onAbort);
       resolve();
     };
+    // A waiter whose deadline passed leaves nothing behind, however long Redis stays away.
     const onAbort = () => {
-      client.off('ready', onReady);
+      waiting.delete(wake);
       reject(signal.reason);
     };
-    client.once('ready', onReady);
+    waiting.add(wake);
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -27,9 +27,16 @@ import {
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
-import { DuplicateTaskError, preloadScripts, RedisTaskStore } from './record-store.js';
+import { DuplicateTaskError, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
+
+/**
+ * How long the claim to report a task's expiry is kept: every process following the task reads
+ * it gone within about a second of its expiry (or once its Redis connection is back), well
+ * within this; the key is a few bytes.
+ */
+const EXPIRY_REPORT_KEPT_MS = 60 * 60 * 1000;
 
 export interface BullmqRuntimeOptions {
   /** A `redis://` URL or ioredis options; the runtime opens its own connections from it. */
@@ -47,11 +54,6 @@ export interface BullmqRuntimeOptions {
   /** Longest a create/get/list/cancel waits for Redis before RUNTIME_UNAVAILABLE (default 3000 ms). */
   readonly operationTimeoutMs?: number;
   readonly retry?: JobRetryOptions;
-  /**
-   * Lifetime of a record whose job is not yet confirmed (default 15 s): if creation dies half-way,
-   * the record removes itself after this long instead of showing a task nobody will run.
-   */
-  readonly provisionalTtlMs?: number;
   /** Also run tasks in this process. Omit in a server that leaves all work to worker processes. */
   readonly worker?: TaskWorkerSettings;
   readonly logger?: Logger;
@@ -73,22 +75,14 @@ export class BullmqTaskRuntime implements TaskRuntime {
   private readonly events: TaskEventStream;
   private readonly logger: Logger;
   private readonly operationTimeoutMs: number;
-  private readonly provisionalTtlMs: number;
   private closing: Promise<void> | undefined;
-  private scriptsLoaded: Promise<void>;
 
   constructor(options: BullmqRuntimeOptions) {
     this.names = runtimeNames(options.prefix, options.queue, options.shards);
     this.logger = options.logger ?? createConsoleLogger();
     this.operationTimeoutMs = options.operationTimeoutMs ?? 3000;
-    this.provisionalTtlMs = options.provisionalTtlMs ?? 15_000;
     this.client = createRedisClient(options.connection, 'request', this.logger, `${this.names.queue}:runtime`);
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
-    // On every (re)connection: a restarted Redis has an empty script cache.
-    this.scriptsLoaded = whenScriptsLoaded(this.client);
-    this.client.on('ready', () => {
-      this.scriptsLoaded = whenScriptsLoaded(this.client);
-    });
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
     const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
     this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry));
@@ -107,34 +101,30 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 
   /**
-   * Record (with a short provisional expiry) and job together, then the real expiry. Both go
-   * down one connection in that order, so Redis stores the record before the job exists, and a
-   * round trip is saved. A failure undoes what it can; whatever it cannot (Redis gone) undoes
-   * itself: the record expires, and a worker skips a job whose record is missing.
+   * Record and job sent together, in that order, down one connection: one round trip, and Redis
+   * stores the record before the job exists (a refused record keeps the job from being added;
+   * see record-store.ts). A failure after that undoes what it can; what it cannot (Redis gone
+   * between the two) leaves a record that says `queued` until its TTL removes it.
    */
   async create(record: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
-      // The quota's read of the other shards comes first: were it inside `insert`, the job would
-      // overtake the record, and a worker that took the job before the record landed would
-      // find no record, skip the job, and leave the task 'queued' for good.
+      // With several shards the quota reads the other shards first (one round trip); inside
+      // `insert` it would let the job overtake the record.
       const room = await this.store.roomFor(stored, options.maxLiveForOwner);
       const [inserted, enqueued] = await Promise.allSettled([
-        this.store.insert(stored, this.provisionalTtlMs, room),
+        this.store.insert(stored, room),
         this.queueOf(stored.taskId).enqueue(stored),
       ]);
       if (inserted.status === 'rejected') {
-        // An id taken by another task keeps that task's job; anything else leaves nothing behind.
-        if (enqueued.status === 'fulfilled' && !isDuplicate(inserted.reason)) void this.undoCreate(stored);
+        // A refused insert added no job; any other failure may have left one to remove.
+        if (!isRefusal(inserted.reason)) void this.undoCreate(stored);
         throw inserted.reason;
       }
-      try {
-        if (enqueued.status === 'rejected') throw enqueued.reason;
-        signal.throwIfAborted();
-        await this.store.finalizeExpiry(stored);
-      } catch (error) {
+      if (enqueued.status === 'rejected' || signal.aborted) {
+        // The caller is told it failed (or already was, by the deadline): nothing may run.
         void this.undoCreate(stored);
-        throw error;
+        throw enqueued.status === 'rejected' ? enqueued.reason : signal.reason;
       }
       return stored;
     });
@@ -216,6 +206,14 @@ export class BullmqTaskRuntime implements TaskRuntime {
     return taskId;
   }
 
+  /** One SET NX per task: the process that sets it reports the expiry, the others stay quiet. */
+  async claimExpiryReport(taskId: string): Promise<boolean> {
+    const claimed = await this.guard('claim an expiry report', () =>
+      this.client.set(this.names.shardOf(taskId).expiryReport(taskId), '1', 'PX', EXPIRY_REPORT_KEPT_MS, 'NX'),
+    );
+    return claimed === 'OK';
+  }
+
   /**
    * Redis answers a PING within the operation deadline. On a cluster, one node answering is
    * enough: a master that is down makes its shards fail on their own, and pulling every server
@@ -261,7 +259,6 @@ export class BullmqTaskRuntime implements TaskRuntime {
     return withDeadline(what, this.operationTimeoutMs, async (signal) => {
       await whenReady(this.client, signal);
       await this.events.ready;
-      await this.scriptsLoaded;
       signal.throwIfAborted();
       return operation(signal);
     });
@@ -292,17 +289,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 }
 
-function isDuplicate(error: unknown): boolean {
-  return error instanceof DuplicateTaskError;
-}
-
-/**
- * Preloads the record scripts. Before the first connection this fails at once (no offline
- * queue) and the 'ready' handler loads them; if loading fails later, a script that is missing
- * is loaded by its first NOSCRIPT retry.
- */
-function whenScriptsLoaded(client: RedisClient): Promise<void> {
-  return preloadScripts(client).catch(() => {
-    // Redis not there yet: operations fail on their own deadline, and the next 'ready' loads again.
-  });
+/** The insert said no (the id is taken, or the quota is used up): nothing was created. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof DuplicateTaskError || (error instanceof TaskError && error.code === 'LIMIT_EXCEEDED');
 }

@@ -1,0 +1,39 @@
+/**
+ * A worker process of `bench/scale.ts`: a `TaskWorker` with a no-op executor for every queue of
+ * the setups, each consuming all of its setup's shards (the default), so every setup is served
+ * by the same processes and only the shard count differs. Idle workers only wait on Redis.
+ */
+import { TaskWorker } from '../src/runtime/bullmq/index.js';
+import { silentLogger } from '../src/tools/logger.js';
+import { childArgs, cpuReply, serveParent } from './scale-setups.js';
+import { noopExecutor } from './support.js';
+
+const { setups, concurrency } = childArgs();
+const byQueue = new Map(setups.map((setup) => [setup.queue, setup]));
+const workers = [...byQueue.values()].map(
+  (setup) =>
+    new TaskWorker({
+      executor: noopExecutor,
+      concurrency,
+      connection: setup.connection,
+      prefix: setup.prefix,
+      queue: setup.queue,
+      shards: setup.shards,
+      logger: silentLogger,
+    }),
+);
+
+serveParent(async (request) => {
+  switch (request.type) {
+    case 'cpu':
+      return cpuReply();
+    case 'run':
+      throw new Error('a worker process does not create tasks');
+    case 'stop':
+      await Promise.all(workers.map((worker) => worker.close()));
+      process.exit(0);
+  }
+});
+
+await Promise.all(workers.map((worker) => worker.started));
+process.send?.({ type: 'ready' });

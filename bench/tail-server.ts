@@ -1,0 +1,137 @@
+/**
+ * The server side of bench/tail.ts. It runs from built output (`node dist/bench/tail-server.js`,
+ * compiled with the framework by bench/tsconfig.dist.json), one server per process, so that one
+ * server's garbage never pauses the other's requests and each process's memory is its own:
+ *
+ * - `bare`: the SDK alone. A v2 `McpServer` with one `registerTool('greet')` behind the SDK's
+ *   own `createMcpHandler` (2026-07-28, per request) and, on the same port, 2025-11-25 sessions
+ *   on the SDK's `WebStandardStreamableHTTPServerTransport` (one `McpServer` per session, as the
+ *   SDK's examples do): the plain, non-task `tools/call` baseline.
+ * - `framework`: the conformance fixture on `createTaskServer`, in-process runtime.
+ *
+ * Prints one `READY {"url": ...}` line, then answers the parent's IPC messages: `memory` (after a
+ * forced GC when started with --expose-gc) returns `process.memoryUsage()` (RSS read before that
+ * collection), and `stats` the process CPU and the collections since the last `stats`.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { app } from '../examples/conformance-fixture/app.js';
+import { createTaskServer } from '../src/host/task-server.js';
+import { silentLogger } from '../src/tools/logger.js';
+
+const kind = process.argv[2];
+if (kind !== 'bare' && kind !== 'framework') throw new Error('usage: tail-server.js bare|framework');
+
+function bareServer(): McpServer {
+  const server = new McpServer({ name: 'bare-sdk', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.registerTool(
+    'greet',
+    { description: 'Greets someone, synchronously.', inputSchema: z.object({ name: z.string() }) },
+    async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }),
+  );
+  return server;
+}
+
+/** The bare SDK on one port: 2026-07-28 per request, 2025-11-25 in sessions. */
+async function listenBare(): Promise<{ url: string; close: () => Promise<void> }> {
+  const modern = createMcpHandler(() => bareServer(), { legacy: 'reject' });
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
+    const sessionId = request.headers.get('mcp-session-id');
+    const existing = sessionId ? sessions.get(sessionId) : undefined;
+    if (existing) return existing.handleRequest(request, { parsedBody });
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+      onsessionclosed: (id) => void sessions.delete(id),
+    });
+    await bareServer().connect(transport);
+    return transport.handleRequest(request, { parsedBody });
+  };
+  const handle = toNodeHandler({
+    fetch: async (request: Request) => {
+      const parsedBody = request.method === 'POST' ? await request.json() : undefined;
+      return (await isLegacyRequest(request, parsedBody))
+        ? legacy(request, parsedBody)
+        : modern.fetch(request, { parsedBody });
+    },
+  });
+  const server = http.createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await modern.close();
+    },
+  };
+}
+
+async function listenFramework(): Promise<{ url: string; close: () => Promise<void> }> {
+  // Every bench client is the one anonymous principal: its budgets are lifted (their cost per
+  // request stays in), and its live tasks may reach the number the memory measure retains.
+  const limits = {
+    createsPerSecond: 1e9,
+    createBurst: 1e9,
+    readsPerSecond: 1e9,
+    readBurst: 1e9,
+    maxLiveTasksPerPrincipal: 1e9,
+    maxSessionsPerPrincipal: 1e9,
+  };
+  const server = createTaskServer({ ...app, logger: silentLogger, limits });
+  const listening = await server.listen({ port: 0, host: '127.0.0.1' });
+  return { url: listening.url, close: () => server.close() };
+}
+
+const serving = kind === 'bare' ? await listenBare() : await listenFramework();
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** Garbage collections since the last `stats` message: how many, and their pauses in ms. */
+const collections = { minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 } };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    const bucket = kind === constants.NODE_PERFORMANCE_GC_MINOR ? collections.minor : collections.major;
+    bucket.count++;
+    bucket.ms += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
+
+process.on('message', (message: { id: number; type: 'memory' | 'stats' }) => {
+  if (message.type === 'stats') {
+    // CPU since start and the collections since the last call (the parent takes differences).
+    process.send?.({ id: message.id, cpu: process.cpuUsage(), gc: structuredClone(collections) });
+    for (const bucket of [collections.minor, collections.major]) {
+      bucket.count = 0;
+      bucket.ms = 0;
+    }
+    return;
+  }
+  // Resident memory as `ps` would show it between requests, before the forced collection (a
+  // full collection itself maps memory for a moment); live heap after it.
+  const rss = process.memoryUsage.rss();
+  // Twice: the first collection may leave finalizers whose objects the second one frees.
+  gc?.();
+  gc?.();
+  const resources: Record<string, number> = {};
+  for (const name of process.getActiveResourcesInfo()) resources[name] = (resources[name] ?? 0) + 1;
+  process.send?.({ id: message.id, memory: { ...process.memoryUsage(), rss }, resources });
+});
+process.once('SIGTERM', () => {
+  void serving.close().then(() => process.exit(0));
+});
+process.stdout.write(`READY ${JSON.stringify({ url: serving.url })}\n`);

@@ -1,0 +1,421 @@
+/**
+ * Benchmark 6: tail latency of a plain `tools/call`, and the server's resident memory, on built
+ * output. The servers run as `node dist/bench/tail-server.js` (compiled here first with
+ * bench/tsconfig.dist.json), one server per process, so neither pays for the other's garbage and
+ * each process's memory is its own.
+ *
+ * - Latency: one client, one call at a time (what an agent's tool call looks like), over
+ *   Streamable HTTP with JSON responses, on both protocol revisions: 2026-07-28 (stateless
+ *   POSTs) and 2025-11-25 (one session). The framework's inline `greet` (a `@Tool`) against the
+ *   same tool on a bare SDK server, in interleaved rounds; p50, p99 and p99.9 over every call of
+ *   every round. Target: the framework's p99 at most 2× its own p50.
+ * - Memory: fresh processes started with --expose-gc. RSS and live heap (after a forced GC) at
+ *   start, after warm-up calls, and after `RETAINED` task creations on the in-process runtime
+ *   (each task completes at once and is retained for its TTL), against the bare SDK server at
+ *   start and after the same number of plain calls.
+ *
+ *   node --conditions=mcp-task-server-source --import tsx bench/tail.ts [latency] [memory]
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { ARGS, fmt, now, percentile, printTable, type Row, report, runMain, TOOL } from './support.js';
+
+const ROUNDS = 4;
+const CALLS_PER_ROUND = 1000;
+const WARMUP_CALLS = 1000;
+const RETAINED = 2000;
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+const MIB = 1024 * 1024;
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+// ---------------------------------------------------------------------------------------------
+// The servers
+
+interface Collections {
+  readonly minor: { count: number; ms: number };
+  readonly major: { count: number; ms: number };
+}
+
+interface ServerStats {
+  /** CPU since the process started. */
+  readonly cpu: NodeJS.CpuUsage;
+  /** Collections since the previous `stats()`. */
+  readonly gc: Collections;
+}
+
+interface Served {
+  readonly child: ChildProcess;
+  readonly url: string;
+  memory(): Promise<NodeJS.MemoryUsage>;
+  stats(): Promise<ServerStats>;
+  stop(): Promise<void>;
+}
+
+function compile(): void {
+  const tsc = `${root}node_modules/.bin/tsc`;
+  execFileSync(tsc, ['-p', `${root}bench/tsconfig.dist.json`], { stdio: 'inherit' });
+}
+
+async function startServer(kind: 'bare' | 'framework'): Promise<Served> {
+  const child = spawn(process.execPath, ['--expose-gc', `${root}dist/bench/tail-server.js`, kind], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the ${kind} server did not start within 30 s`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`the ${kind} server exited with ${code}`)));
+    lines.on('line', (line) => {
+      if (!line.startsWith('READY ')) return;
+      clearTimeout(timer);
+      resolve((JSON.parse(line.slice(6)) as { url: string }).url);
+    });
+  });
+  let nextId = 0;
+  const ask = <T>(type: 'memory' | 'stats') =>
+    new Promise<T>((resolve) => {
+      const id = nextId++;
+      const onMessage = (message: { id: number } & T) => {
+        if (message.id !== id) return;
+        child.off('message', onMessage);
+        resolve(message);
+      };
+      child.on('message', onMessage);
+      child.send({ id, type });
+    });
+  return {
+    child,
+    url,
+    memory: async () => (await ask<{ memory: NodeJS.MemoryUsage }>('memory')).memory,
+    stats: () => ask<ServerStats>('stats'),
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A minimal client on node:http: raw JSON-RPC POSTs, one keep-alive socket
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+let nextRequestId = 1;
+
+type Era = '2026-07-28' | '2025-11-25';
+
+interface Post {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly message: { result?: unknown; error?: { message: string } } | undefined;
+}
+
+function post(url: string, body: unknown, headers: Record<string, string>): Promise<Post> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(text),
+          ...headers,
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          const json = response.headers['content-type']?.includes('text/event-stream')
+            ? raw
+                .split('\n')
+                .find((line) => line.startsWith('data:'))
+                ?.slice(5)
+            : raw;
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            message: json ? JSON.parse(json) : undefined,
+          });
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(text);
+  });
+}
+
+/** Calls one method; throws on an HTTP or JSON-RPC error. */
+type Call = (method: string, params: Record<string, unknown>, name: string) => Promise<unknown>;
+
+async function connect(url: string, era: Era): Promise<Call> {
+  const check = (reply: Post): unknown => {
+    if (reply.status !== 200 && reply.status !== 202) throw new Error(`HTTP ${reply.status}`);
+    if (reply.message?.error) throw new Error(reply.message.error.message);
+    return reply.message?.result;
+  };
+  if (era === '2026-07-28') {
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': era,
+      'io.modelcontextprotocol/clientInfo': { name: 'mcp-task-server-bench', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
+    };
+    return async (method, params, name) =>
+      check(
+        await post(
+          url,
+          { jsonrpc: '2.0', id: nextRequestId++, method, params: { ...params, _meta: meta } },
+          { 'mcp-protocol-version': era, 'mcp-method': method, 'mcp-name': name },
+        ),
+      );
+  }
+  const initialized = await post(
+    url,
+    {
+      jsonrpc: '2.0',
+      id: nextRequestId++,
+      method: 'initialize',
+      params: {
+        protocolVersion: era,
+        capabilities: { tasks: {} },
+        clientInfo: { name: 'mcp-task-server-bench', version: '1.0.0' },
+      },
+    },
+    {},
+  );
+  check(initialized);
+  const session = initialized.headers['mcp-session-id'];
+  if (typeof session !== 'string') throw new Error('no Mcp-Session-Id on initialize');
+  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': era };
+  check(await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers));
+  return async (method, params) =>
+    check(await post(url, { jsonrpc: '2.0', id: nextRequestId++, method, params }, headers));
+}
+
+const greet = (call: Call) => () => call('tools/call', { name: 'greet', arguments: { name: 'bench' } }, 'greet');
+
+async function timed(n: number, op: () => Promise<unknown>): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = now();
+    await op();
+    latencies.push(now() - start);
+  }
+  return latencies;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface Tail {
+  readonly p50: number;
+  readonly p99: number;
+  readonly p999: number;
+}
+
+function tail(samples: readonly number[]): Tail {
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), p999: percentile(samples, 99.9) };
+}
+
+interface Case {
+  readonly name: string;
+  readonly era: Era;
+  readonly side: 'framework' | 'bare';
+  readonly served: Served;
+  readonly op: () => Promise<unknown>;
+}
+
+/** What a case cost its server over all its rounds: CPU and garbage collection. */
+interface Cost {
+  calls: number;
+  cpuUs: number;
+  minor: number;
+  major: number;
+  gcMs: number;
+}
+
+/** Runs `n` calls of a case, timing each, and adds its server's CPU and collections to `cost`. */
+async function round(one: Case, n: number, cost: Cost): Promise<number[]> {
+  const before = await one.served.stats();
+  const latencies = await timed(n, one.op);
+  const after = await one.served.stats();
+  cost.calls += n;
+  cost.cpuUs += after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
+  cost.minor += after.gc.minor.count;
+  cost.major += after.gc.major.count;
+  cost.gcMs += after.gc.minor.ms + after.gc.major.ms;
+  return latencies;
+}
+
+async function measureLatency(): Promise<Row[]> {
+  const bare = await startServer('bare');
+  const framework = await startServer('framework');
+  const eras: Era[] = ['2026-07-28', '2025-11-25'];
+  const cases: Case[] = [];
+  try {
+    for (const era of eras) {
+      for (const [side, served] of [
+        ['framework', framework],
+        ['bare', bare],
+      ] as const) {
+        const op = greet(await connect(served.url, era));
+        const answer = (await op()) as { content?: unknown };
+        if (!Array.isArray(answer.content)) throw new Error(`${side} ${era}: unexpected ${JSON.stringify(answer)}`);
+        cases.push({ name: `${side} ${era}`, era, side, served, op });
+      }
+    }
+    for (const one of cases) await timed(WARMUP_CALLS, one.op);
+    const samples = new Map(cases.map((one) => [one.name, [] as number[]]));
+    const costs = new Map(cases.map((one) => [one.name, { calls: 0, cpuUs: 0, minor: 0, major: 0, gcMs: 0 }]));
+    for (let r = 0; r < ROUNDS; r++) {
+      // Rotate the order each round so no case always runs first or last.
+      for (let i = 0; i < cases.length; i++) {
+        const one = cases[(i + r) % cases.length] as Case;
+        samples.get(one.name)?.push(...(await round(one, CALLS_PER_ROUND, costs.get(one.name) as Cost)));
+      }
+    }
+    const stats = new Map([...samples].map(([name, latencies]) => [name, tail(latencies)]));
+    console.log(
+      `plain tools/call, one client, one call at a time, ${ROUNDS} rounds × ${CALLS_PER_ROUND} calls; ` +
+        'latency in ms; server CPU and collections per 1,000 calls',
+    );
+    printTable(
+      ['server', 'protocol', 'p50', 'p99', 'p99.9', 'p99 ÷ p50', 'CPU µs/call', 'minor GCs', 'major GCs', 'GC ms'],
+      cases.map((one) => {
+        const s = stats.get(one.name) as Tail;
+        const c = costs.get(one.name) as Cost;
+        const per1000 = (value: number) => fmt((value / c.calls) * 1000, 1);
+        return [
+          one.side,
+          one.era,
+          fmt(s.p50, 2),
+          fmt(s.p99, 2),
+          fmt(s.p999, 2),
+          `${fmt(s.p99 / s.p50, 2)}×`,
+          fmt(c.cpuUs / c.calls),
+          per1000(c.minor),
+          per1000(c.major),
+          per1000(c.gcMs),
+        ];
+      }),
+    );
+    return eras.map((era) => {
+      const mine = stats.get(`framework ${era}`) as Tail;
+      const theirs = stats.get(`bare ${era}`) as Tail;
+      const show = (s: Tail) => `p99 ${fmt(s.p99, 2)} ms (p50 ${fmt(s.p50, 2)}, ${fmt(s.p99 / s.p50, 2)}×)`;
+      return {
+        bench: '6 tail',
+        metric: `plain tools/call p99, ${era}, 1 client; ratio = p99 vs bare SDK p99`,
+        framework: show(mine),
+        baseline: show(theirs),
+        ratio: mine.p99 / theirs.p99,
+        target: 'p99 <= 2× own p50',
+        met: mine.p99 <= 2 * mine.p50,
+      };
+    });
+  } finally {
+    await Promise.all([bare.stop(), framework.stop()]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface Footprint {
+  readonly start: NodeJS.MemoryUsage;
+  readonly warm: NodeJS.MemoryUsage;
+  readonly loaded: NodeJS.MemoryUsage;
+}
+
+/** Memory at start, after warm-up calls, and after `RETAINED` more calls of `load`. */
+async function footprint(kind: 'bare' | 'framework', load: (call: Call, i: number) => Promise<unknown>) {
+  const served = await startServer(kind);
+  try {
+    const start = await served.memory();
+    const call = await connect(served.url, '2026-07-28');
+    await timed(WARMUP_CALLS, greet(call));
+    const warm = await served.memory();
+    for (let i = 0; i < RETAINED; i++) await load(call, i);
+    const loaded = await served.memory();
+    return { start, warm, loaded } satisfies Footprint;
+  } finally {
+    await served.stop();
+  }
+}
+
+async function measureMemory(): Promise<Row[]> {
+  const bare = await footprint('bare', (call) => greet(call)());
+  const framework = await footprint('framework', async (call, i) => {
+    const created = (await call('tools/call', { name: TOOL, arguments: { ...ARGS, label: `bench-${i}` } }, TOOL)) as {
+      taskId?: string;
+    };
+    if (typeof created.taskId !== 'string') throw new Error(`no task created: ${JSON.stringify(created)}`);
+  });
+  const mib = (bytes: number) => `${fmt(bytes / MIB, 1)} MiB`;
+  console.log(
+    `\nserver memory (MiB, after a forced GC), 2026-07-28; load = ${RETAINED} task creations (framework) or plain calls (bare)`,
+  );
+  printTable(
+    ['server', 'RSS start', 'RSS warm', 'RSS loaded', 'heap start', 'heap warm', 'heap loaded'],
+    (
+      [
+        ['framework', framework],
+        ['bare', bare],
+      ] as const
+    ).map(([name, f]) => [
+      name,
+      fmt(f.start.rss / MIB, 1),
+      fmt(f.warm.rss / MIB, 1),
+      fmt(f.loaded.rss / MIB, 1),
+      fmt(f.start.heapUsed / MIB, 1),
+      fmt(f.warm.heapUsed / MIB, 1),
+      fmt(f.loaded.heapUsed / MIB, 1),
+    ]),
+  );
+  const heapPerTask = (framework.loaded.heapUsed - framework.warm.heapUsed) / RETAINED;
+  const rssPerTask = (framework.loaded.rss - framework.warm.rss) / RETAINED;
+  console.log(`per retained task: ${fmt(heapPerTask)} B of live heap, ${fmt(rssPerTask)} B of RSS`);
+  return [
+    {
+      bench: '6 memory',
+      metric: 'server RSS at start (built output); ratio lower is better',
+      framework: mib(framework.start.rss),
+      baseline: `${mib(bare.start.rss)} bare SDK`,
+      ratio: framework.start.rss / bare.start.rss,
+    },
+    {
+      bench: '6 memory',
+      metric: `server RSS holding ${fmt(RETAINED)} completed tasks (bare: after as many calls)`,
+      framework: `${mib(framework.loaded.rss)} (heap ${mib(framework.loaded.heapUsed)})`,
+      baseline: `${mib(bare.loaded.rss)} (heap ${mib(bare.loaded.heapUsed)})`,
+      ratio: framework.loaded.rss / bare.loaded.rss,
+    },
+    {
+      bench: '6 memory',
+      metric: 'live heap per retained completed task, in-process runtime (RSS per task in brackets)',
+      framework: `${fmt(heapPerTask)} B (${fmt(rssPerTask)} B)`,
+      baseline: '—',
+      ratio: Number.NaN,
+    },
+  ];
+}
+
+async function main(): Promise<void> {
+  console.log('compiling the framework and dist/bench/tail-server.js (bench/tsconfig.dist.json)');
+  compile();
+  const parts = process.argv.slice(2);
+  const rows = [
+    ...(parts.length === 0 || parts.includes('latency') ? await measureLatency() : []),
+    ...(parts.length === 0 || parts.includes('memory') ? await measureMemory() : []),
+  ];
+  agent.destroy();
+  report(rows);
+}
+
+runMain(main);

@@ -5,7 +5,7 @@
  * refused create adds no job; a cancel that races the job reaches it either way.
  *
  * Commands are observed by wrapping ioredis's `sendCommand` in this process and keeping only
- * those naming this test's keys.
+ * those naming this test's keys (and MULTI/EXEC).
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -45,7 +45,8 @@ function observeCommands(prefix: string) {
   const original = Redis.prototype.sendCommand;
   Redis.prototype.sendCommand = function (this: Redis, command, stream) {
     const args = (command as unknown as { args: unknown[] }).args.map(String);
-    if (args.some((arg) => arg.includes(prefix))) {
+    // MULTI and EXEC name no key; this file's clients are the only ones in its process.
+    if (args.some((arg) => arg.includes(prefix)) || command.name === 'multi' || command.name === 'exec') {
       const name = command.name.toLowerCase();
       const key = name === 'evalsha' || name === 'eval' ? (args[2] ?? '') : (args[0] ?? '');
       const entry = { connection: String(this.options.connectionName), name, key };
@@ -82,7 +83,7 @@ async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000)
 function describe(entry: Sent): string {
   if (entry.key.includes(':task:')) return `${entry.name} record`;
   if (entry.key.endsWith(':wait')) return `${entry.name} job-insert`;
-  return `${entry.name} ${entry.key}`;
+  return entry.key === '' ? entry.name : `${entry.name} ${entry.key}`;
 }
 
 describeWithRedis('bullmq round trips per task', () => {
@@ -137,6 +138,15 @@ describeWithRedis('bullmq round trips per task', () => {
     }
   });
 
+  it('creates under an id a client chose in one MULTI, so no other connection runs between record and job', async () => {
+    const rt = await start();
+    await rt.create(newRecord({}, { clientTaskId: 'warm-up' }));
+    observed = observeCommands(prefix);
+    await rt.create(newRecord({}, { clientTaskId: 'chosen' }));
+    const sends = observed.order.filter((step) => step.startsWith('send '));
+    expect(sends).toEqual(['send multi', 'send evalsha record', 'send evalsha job-insert', 'send exec']);
+  });
+
   it('starts a fresh job without reading its record, and writes the outcome once, without a conflict', async () => {
     const ran: string[] = [];
     const executor: TaskExecutor = {
@@ -162,7 +172,7 @@ describeWithRedis('bullmq round trips per task', () => {
     expect(ran).toEqual(expect.arrayContaining(tasks.map((task) => task.taskId)));
   });
 
-  it('adds no job for a create refused as a duplicate, even when the first task’s job is gone', async () => {
+  it('adds no job for a create refused as a duplicate, even while the first task’s job is being removed', async () => {
     let runs = 0;
     const executor: TaskExecutor = {
       async execute() {
@@ -170,19 +180,28 @@ describeWithRedis('bullmq round trips per task', () => {
         return DONE;
       },
     };
-    const rt = await start({ executor });
-    const first = await rt.create(newRecord({ which: 'first' }));
-    await waitForRecord(rt, first.taskId, (record) => record.status === 'completed');
-    // Completed jobs are removed: only the refusal's placeholder can stop a second job now.
-    await expect(rt.create(newRecord({ which: 'second' }, { taskId: first.taskId }))).rejects.toMatchObject({
-      code: 'DUPLICATE_TASK',
-    });
-    // A task created after the refusal runs and completes: by then a wrongly added job would have run too.
+    const rt = await start({ executor, concurrency: 4 });
+    // Ids a client chose (SEP-1686) are the only ones that can be taken. Each duplicate is sent
+    // as soon as its first task completes, while the worker is removing that task's job: sent
+    // apart from the record's insert, a job insert landing after that removal would add a job.
+    const firsts = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => newRecord({ which: 'first' }, { clientTaskId: `client-${index}` })),
+    );
+    await Promise.all(
+      firsts.map(async (first) => {
+        await rt.create(first);
+        await waitForRecord(rt, first.taskId, (record) => record.status === 'completed');
+        await expect(rt.create({ ...first, args: { which: 'second' } })).rejects.toMatchObject({
+          code: 'DUPLICATE_TASK',
+        });
+      }),
+    );
+    // A task created after the refusals runs and completes: by then a wrongly added job would have run too.
     const later = await rt.create(newRecord({ which: 'later' }));
     await waitForRecord(rt, later.taskId, (record) => record.status === 'completed');
-    expect(runs).toBe(2);
-    expect(await jobsWaiting()).toBe(0);
-    expect((await rt.get(first.taskId))?.args).toEqual({ which: 'first' });
+    await eventually(async () => (await jobsWaiting()) === 0);
+    expect(runs).toBe(firsts.length + 1);
+    expect((await rt.get(firsts[0]?.taskId as string))?.args).toEqual({ which: 'first' });
   });
 
   it('adds no job for a create over the quota, and the same id can be created once there is room', async () => {

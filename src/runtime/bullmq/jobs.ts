@@ -6,7 +6,8 @@
  * operation (a cancel: see record-store.ts; a park or a hand-back: see worker.ts), and any run
  * after the first (a retry, a lost worker) reads the record.
  */
-import { type JobsOptions, Queue } from 'bullmq';
+import { Job, type JobsOptions, Queue } from 'bullmq';
+import type { ChainableCommander } from 'ioredis';
 import type { TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import type { RedisClient } from './connection.js';
@@ -65,9 +66,24 @@ export class TaskQueue {
 
   /** Adds the task's job, with the record as created for its first run (see above). */
   async enqueue(record: TaskRecord): Promise<void> {
+    await this.queue.add(record.tool, this.jobData(record), { ...this.jobOptions, jobId: record.taskId });
+  }
+
+  private jobData(record: TaskRecord): TaskJobData {
     const trace = captureTraceContext();
-    const data: TaskJobData = { tool: record.tool, ...(trace && { trace }), start: record };
-    await this.queue.add(record.tool, data, { ...this.jobOptions, jobId: record.taskId });
+    return { tool: record.tool, ...(trace && { trace }), start: record };
+  }
+
+  /** A MULTI on the queue's connection that BullMQ's own commands can join (see `addTo`). */
+  async transaction(): Promise<ChainableCommander> {
+    return (await this.queue.getBackend().client).multi() as unknown as ChainableCommander;
+  }
+
+  /** `enqueue`, queued on `transaction`: its reply comes from the transaction's `exec`. */
+  addTo(transaction: ChainableCommander, record: TaskRecord): void {
+    const job = new Job<TaskJobData>(this.queue, record.tool, this.jobData(record), this.jobOptions, record.taskId);
+    // BullMQ queues its command synchronously; this promise only mirrors the transaction's reply.
+    job.addJob(transaction as never).catch(() => {});
   }
 
   /**

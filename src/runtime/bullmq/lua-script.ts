@@ -6,6 +6,7 @@
  * `SCRIPT FLUSH` on a live connection still causes one. Kept apart so the record store reads
  * as data operations, not plumbing.
  */
+import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './connection.js';
 
 type ScriptCommand = (numberOfKeys: number, ...keysThenArgs: (string | number)[]) => Promise<unknown>;
@@ -27,7 +28,12 @@ export class LuaScript {
     return this.command(client)(keys.length, ...keys, ...args);
   }
 
-  private command(target: RedisClient): ScriptCommand {
+  /** Queues the script on a MULTI created by a client it was defined on; the reply comes from `exec()`. */
+  queue(transaction: ChainableCommander, keys: readonly string[], args: readonly (string | number)[]): void {
+    this.command(transaction)(keys.length, ...keys, ...args);
+  }
+
+  private command(target: RedisClient | ChainableCommander): ScriptCommand {
     const command = (target as unknown as Record<string, ScriptCommand | undefined>)[this.name];
     if (!command) throw new Error(`Lua script ${this.name} is not defined on this Redis client`);
     return command.bind(target);

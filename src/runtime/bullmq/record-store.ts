@@ -10,6 +10,7 @@
  * scripts one at a time and delivers a connection's messages in publish order, so every
  * subscriber sees a task's versions in the order they were written.
  */
+import type { ChainableCommander } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { ListPage, ListPosition } from '../../engine/runtime.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../engine/task.js';
@@ -183,23 +184,55 @@ export class RedisTaskStore {
    * this returns its promise, so the job insert the runtime sends right after this call runs
    * behind it on the same connection: a refusal here keeps that insert from adding a job, and
    * no worker can take a job whose record is not stored yet. One round trip for both.
+   *
+   * Only for ids nobody else can hold (fresh random ones): between the two commands another
+   * connection may remove a finished task's job, and a duplicate's job insert would then add a
+   * job. An id a client chose goes through `insertWithJob`.
    */
   async insert(record: TaskRecord, quota: LiveRoom | undefined): Promise<void> {
+    checkInserted(
+      await INSERT.run(this.client, this.insertKeys(record), this.insertArgs(record, quota)),
+      record,
+      quota,
+    );
+  }
+
+  /**
+   * `insert` and the job insert `addJob` queues, in one MULTI: the same round trip, atomic, for
+   * the price of building the transaction. Returns the replies of what `addJob` queued.
+   */
+  async insertWithJob(
+    record: TaskRecord,
+    quota: LiveRoom | undefined,
+    transaction: ChainableCommander,
+    addJob: (transaction: ChainableCommander) => void,
+  ): Promise<readonly [Error | null, unknown][]> {
+    INSERT.queue(transaction, this.insertKeys(record), this.insertArgs(record, quota));
+    addJob(transaction);
+    const replies = (await transaction.exec()) as [Error | null, unknown][] | null;
+    if (!replies) throw new Error(`Task ${record.taskId}: the create transaction was aborted`);
+    const [insertError, inserted] = replies[0] as [Error | null, unknown];
+    if (insertError) throw insertError;
+    checkInserted(inserted, record, quota);
+    return replies.slice(1);
+  }
+
+  private insertKeys(record: TaskRecord): string[] {
     const shard = this.names.shardOf(record.taskId);
     const keys = [shard.record(record.taskId), shard.live(record.owner), shard.job(record.taskId)];
     if (record.owner !== null) keys.push(shard.owner(record.owner), shard.ownerExpiries(record.owner));
-    const inserted = await INSERT.run(this.client, keys, [
+    return keys;
+  }
+
+  private insertArgs(record: TaskRecord, quota: LiveRoom | undefined): (string | number)[] {
+    return [
       JSON.stringify(record),
       expiryArgument(expiresAt(record)),
       record.createdAt,
       record.taskId,
       this.names.eventsChannel,
       quota?.room ?? '',
-    ]);
-    if (inserted === -1) {
-      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${quota?.max} unfinished tasks`);
-    }
-    if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
+    ];
   }
 
   /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
@@ -379,6 +412,14 @@ export class RedisTaskStore {
       .zrem(shard.ownerExpiries(owner), ...taskIds)
       .exec();
   }
+}
+
+/** Throws for what `INSERT` refused: 1 stored, 0 the id is taken, -1 the quota is used up. */
+function checkInserted(inserted: unknown, record: TaskRecord, quota: LiveRoom | undefined): void {
+  if (inserted === -1) {
+    throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${quota?.max} unfinished tasks`);
+  }
+  if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
 }
 
 /** The listing order: createdAt, then task id as a string (Redis's order for equal scores). */

@@ -27,7 +27,7 @@ import {
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
-import { DuplicateTaskError, RedisTaskStore } from './record-store.js';
+import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
@@ -112,22 +112,45 @@ export class BullmqTaskRuntime implements TaskRuntime {
       // With several shards the quota reads the other shards first (one round trip); inside
       // `insert` it would let the job overtake the record.
       const room = await this.store.roomFor(stored, options.maxLiveForOwner);
-      const [inserted, enqueued] = await Promise.allSettled([
-        this.store.insert(stored, room),
-        this.queueOf(stored.taskId).enqueue(stored),
-      ]);
-      if (inserted.status === 'rejected') {
+      const { recordError, jobError } = await this.sendRecordAndJob(stored, room);
+      if (recordError !== undefined) {
         // A refused insert added no job; any other failure may have left one to remove.
-        if (!isRefusal(inserted.reason)) void this.undoCreate(stored);
-        throw inserted.reason;
+        if (!isRefusal(recordError)) void this.undoCreate(stored);
+        throw recordError;
       }
-      if (enqueued.status === 'rejected' || signal.aborted) {
+      if (jobError !== undefined || signal.aborted) {
         // The caller is told it failed (or already was, by the deadline): nothing may run.
         void this.undoCreate(stored);
-        throw enqueued.status === 'rejected' ? enqueued.reason : signal.reason;
+        throw jobError ?? signal.reason;
       }
       return stored;
     });
+  }
+
+  /**
+   * A fresh random id cannot be taken, so the two inserts go out back to back. An id a client
+   * chose may be taken by a task whose job a worker is removing right now: only a MULTI keeps
+   * the duplicate's job insert from slipping in behind that removal (and it costs more CPU).
+   */
+  private async sendRecordAndJob(
+    record: TaskRecord,
+    room: LiveRoom | undefined,
+  ): Promise<{ recordError?: unknown; jobError?: unknown }> {
+    const queue = this.queueOf(record.taskId);
+    if (record.clientTaskId === undefined) {
+      const [inserted, enqueued] = await Promise.allSettled([this.store.insert(record, room), queue.enqueue(record)]);
+      if (inserted.status === 'rejected') return { recordError: inserted.reason };
+      return enqueued.status === 'rejected' ? { jobError: enqueued.reason } : {};
+    }
+    try {
+      const transaction = await queue.transaction();
+      const [[jobError] = [null]] = await this.store.insertWithJob(record, room, transaction, (multi) =>
+        queue.addTo(multi, record),
+      );
+      return jobError ? { jobError } : {};
+    } catch (error) {
+      return { recordError: error };
+    }
   }
 
   /** The record; while its running job's lock has lapsed (its worker died), it says so. */

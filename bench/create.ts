@@ -11,6 +11,7 @@ import { BullmqTaskRuntime } from '../src/runtime/bullmq/index.js';
 import { silentLogger } from '../src/tools/logger.js';
 import {
   ARGS,
+  BENCH_POLICY,
   deleteKeysUnder,
   fmt,
   inPool,
@@ -39,7 +40,7 @@ const ROUNDS = 5;
 async function main(): Promise<void> {
   const prefix = uniquePrefix('create');
   const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, queue: 'framework', logger: silentLogger });
-  const engine = new TaskEngine({ runtime });
+  const engine = new TaskEngine({ runtime, policy: BENCH_POLICY });
   const rawClient = redisClient();
   const raw = new Queue('raw', { connection: rawClient, prefix });
   const caller = { principal: null };

@@ -14,6 +14,7 @@ import { BullmqTaskRuntime, TaskWorker } from '../src/runtime/bullmq/index.js';
 import { silentLogger } from '../src/tools/logger.js';
 import {
   ARGS,
+  BENCH_POLICY,
   deleteKeysUnder,
   fmt,
   inPool,
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
         queue: `fw-${queueName}`,
         logger: silentLogger,
       });
-      const engine = new TaskEngine({ runtime });
+      const engine = new TaskEngine({ runtime, policy: BENCH_POLICY });
       const taskWorker = new TaskWorker({
         executor: noopExecutor,
         concurrency: level.concurrency,

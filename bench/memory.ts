@@ -23,6 +23,7 @@ import { BullmqTaskRuntime, TaskWorker } from '../src/runtime/bullmq/index.js';
 import { silentLogger } from '../src/tools/logger.js';
 import {
   ARGS,
+  BENCH_POLICY,
   deleteKeysUnder,
   fmt,
   inPool,
@@ -91,7 +92,7 @@ async function framework(client: Redis, prefix: string): Promise<Footprint> {
     logger: silentLogger,
   });
   await worker.started;
-  const engine = new TaskEngine({ runtime });
+  const engine = new TaskEngine({ runtime, policy: BENCH_POLICY });
   let left = N;
   const done = new Promise<void>((resolve) => {
     runtime.subscribe(({ record }) => {

@@ -123,6 +123,9 @@ export class ScaleChild {
   private next(): Promise<ScaleReply> {
     const queued = this.replies.shift();
     if (queued) return Promise.resolve(queued);
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      return Promise.reject(new Error(`${this.name} has exited (${this.child.exitCode ?? this.child.signalCode})`));
+    }
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`${this.name} exited (${code}) before answering`));
       this.child.once('exit', onExit);

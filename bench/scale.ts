@@ -10,7 +10,8 @@
  * setup), and the Redis servers. Every setup is served by the same processes, started once, so
  * only the shard count and the Redis setup differ; rounds are interleaved across setups. Each
  * round records the CPU time of every process (Node: `process.cpuUsage`; Redis: `INFO cpu`),
- * which shows where the machine's cores go.
+ * which shows where the machine's cores go, and the commands each Redis server ran (`INFO
+ * commandstats`), which shows how the work spreads over the masters whatever the machine's load.
  *
  *   node --conditions=mcp-task-server-source --import tsx bench/scale.ts
  */
@@ -35,7 +36,7 @@ interface Sample {
   readonly redisCalls: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 
-/** A Redis server whose CPU we read, and the setups it serves. */
+/** A Redis server whose counters we read, and which setups run on it. */
 interface RedisServer {
   readonly name: string;
   readonly client: Redis;
@@ -43,22 +44,18 @@ interface RedisServer {
 }
 
 async function main(): Promise<void> {
-  const cleanups: (() => Promise<unknown>)[] = [];
-  const cleanUp = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-  };
-  const onSignal = () => void cleanUp().finally(() => process.exit(130));
+  const teardown = new Teardown();
+  const onSignal = () => void teardown.run().finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const [cluster, single] = await Promise.all([startLocalCluster(3), startLocalRedis()]);
-    cleanups.push(
-      () => cluster.stop(),
-      () => single.stop(),
-    );
+    const [cluster, single] = await Promise.all([
+      teardown.started(startLocalCluster(3), (started) => started.stop()),
+      teardown.started(startLocalRedis(), (started) => started.stop()),
+    ]);
     const setups = setupsFor(cluster, single);
     const servers = redisServers(cluster, single);
-    cleanups.push(async () => {
+    teardown.add(async () => {
       for (const server of servers) server.client.disconnect();
     });
 
@@ -69,7 +66,7 @@ async function main(): Promise<void> {
         new ScaleChild(`worker ${index + 1}`, './scale-worker.ts', { setups, concurrency: WORKER_CONCURRENCY }),
     );
     const children = [load, ...workers];
-    cleanups.push(() => Promise.all(children.map((child) => child.stop())));
+    teardown.add(() => Promise.all(children.map((child) => child.stop())));
     await Promise.all(children.map((child) => child.ready));
 
     const round = async (setup: ScaleSetup, n: number): Promise<Sample> => {
@@ -100,9 +97,46 @@ async function main(): Promise<void> {
     for (const setup of setups) describeSetup(setup, samples[setup.id]!, servers);
     report(rows(samples, servers));
   } finally {
-    await cleanUp();
+    await teardown.run();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * What the run started, stopped last first, once, whether the run ends, fails or is
+ * interrupted. A signal and the failure it causes in the run share one teardown, so neither
+ * exits before it is done, and it waits for starts still under way (their servers too).
+ */
+class Teardown {
+  private readonly steps: (() => Promise<unknown>)[] = [];
+  private readonly starting = new Set<Promise<unknown>>();
+  private finished: Promise<void> | undefined;
+  /** Set once the teardown has taken its steps: a step added later runs at once. */
+  private stepsTaken = false;
+
+  add(step: () => Promise<unknown>): void {
+    if (this.stepsTaken) void step().catch(() => {});
+    else this.steps.push(step);
+  }
+
+  /** `starting`, with `stop` registered as soon as it has started. */
+  started<T>(starting: Promise<T>, stop: (started: T) => Promise<unknown>): Promise<T> {
+    const registered = starting.then((value) => {
+      this.add(() => stop(value));
+      return value;
+    });
+    this.starting.add(registered);
+    return registered;
+  }
+
+  run(): Promise<void> {
+    this.finished ??= (async () => {
+      await Promise.allSettled(this.starting);
+      this.stepsTaken = true;
+      for (const step of this.steps.splice(0).reverse()) await step().catch(() => {});
+    })();
+    return this.finished;
   }
 }
 

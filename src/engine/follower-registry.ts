@@ -149,7 +149,7 @@ export class FollowerRegistry {
     const watch = this.watches.get(record.taskId);
     if (!watch) return;
     this.note(record);
-    for (const inbox of [...watch.followers]) inbox.onEvent(record);
+    each(watch.followers, (inbox) => inbox.onEvent(record));
   }
 
   /** One read for every follower of the task. */
@@ -167,14 +167,14 @@ export class FollowerRegistry {
     if (!watch) return;
     if (record) {
       this.note(record);
-      for (const inbox of [...watch.followers]) inbox.onRead(record);
+      each(watch.followers, (inbox) => inbox.onRead(record));
       return;
     }
     const last = watch.latest;
     clearTimeout(watch.timer);
     this.watches.delete(taskId);
     if (last && this.clock() >= expiresAt(last)) this.source.expired(last);
-    for (const inbox of watch.followers) inbox.onGone(taskId);
+    each(watch.followers, (inbox) => inbox.onGone(taskId));
   }
 
   /**
@@ -197,5 +197,19 @@ export class FollowerRegistry {
     clearTimeout(watch.timer);
     watch.timer = undefined;
     watch.checkAt = undefined;
+  }
+}
+
+/**
+ * Hands something to each follower of a task, as separate runtime listeners would have: one
+ * whose handler throws does not keep it from the others.
+ */
+function each(followers: ReadonlySet<FollowerInbox>, hand: (inbox: FollowerInbox) => void): void {
+  for (const inbox of [...followers]) {
+    try {
+      hand(inbox);
+    } catch {
+      // The follower's own business; the others still hear.
+    }
   }
 }

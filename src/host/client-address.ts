@@ -47,6 +47,19 @@ export function clientAddressResolver(trustProxy: TrustProxy | undefined): Clien
   };
 }
 
+/** Who holds a budget or a quota slot: the principal, else the address it comes from. */
+export interface CallerIdentity {
+  readonly principal: string | null;
+  /** The client's address (HTTP; see `clientAddressResolver`), for callers without a principal. */
+  readonly clientAddress?: string;
+}
+
+/** The key a caller's counters live under: callers with neither principal nor address share one. */
+export function identityKey(who: CallerIdentity): string {
+  if (who.principal !== null) return `p:${who.principal}`;
+  return who.clientAddress === undefined ? 'anonymous' : `a:${addressBudget(who.clientAddress)}`;
+}
+
 /**
  * The budget an address counts against. An IPv6 client usually holds a whole /64 and may use
  * any address in it, so a /64 is one budget; an IPv4 address, mapped into IPv6 or not, is one.

@@ -70,8 +70,8 @@ export interface HttpFrontOptions {
   readonly allowMissingMcpName?: boolean;
   /**
    * Reverse proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, or
-   * `loopback`, `linklocal`, `uniquelocal`); callers without a principal are rate-limited by
-   * that address. Default: none, the connection's own address counts. Name only your proxies:
+   * `loopback`, `linklocal`, `uniquelocal`); a caller without a principal is counted by that
+   * address (rate limits, sessions, listen streams). Default: none, the connection's own address counts. Name only your proxies:
    * any client can send the header.
    */
   readonly trustProxy?: TrustProxy;
@@ -91,8 +91,8 @@ export interface Admission {
    */
   readonly hangup?: AbortSignal;
   /**
-   * The address the request comes from (`X-Forwarded-For` only from a trusted proxy): the rate
-   * budget of a caller without a principal. Unknown when the host passes no connection.
+   * The address the request comes from (`X-Forwarded-For` only from a trusted proxy): whom a
+   * caller without a principal is counted as. Unknown when the host passes no connection.
    */
   readonly clientAddress?: string;
 }
@@ -287,6 +287,7 @@ export class HttpFront {
       const streaming = await serveTaskListen(request, listen, {
         engine: this.deps.engine,
         caller: admission.caller,
+        ...(admission.clientAddress !== undefined && { clientAddress: admission.clientAddress }),
         waiters: this.deps.waiters,
         ...(admission.hangup && { hangup: admission.hangup }),
         slots: this.listenSlots,
@@ -341,7 +342,7 @@ export class HttpFront {
     }
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
-    const release = this.sessionSlots.tryAcquire(admission.caller.principal);
+    const release = this.sessionSlots.tryAcquire(subjectOf(admission));
     if (!release) {
       this.deps.onRefused?.('quota');
       return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);

@@ -1,9 +1,11 @@
 /**
  * Per-principal caps on things a caller holds open in this process (sessions, listen streams,
- * blocking `tasks/result` calls): each holds a slot until it ends. Anonymous callers share one
- * count, since nothing tells them apart.
+ * blocking `tasks/result` calls): each holds a slot until it ends. A caller without a principal
+ * is counted by its address where the HTTP front knows it (so one anonymous client cannot hold
+ * every anonymous caller's slots); otherwise anonymous callers share one count.
  */
 import { limitExceeded, type RpcError } from '../protocol/rpc-error.js';
+import { type CallerIdentity, identityKey } from './client-address.js';
 
 export class PrincipalSlots {
   private readonly held = new Map<string, number>();
@@ -17,8 +19,8 @@ export class PrincipalSlots {
   ) {}
 
   /** A release function (idempotent), or `undefined` when the principal already holds `limit`. */
-  tryAcquire(principal: string | null): (() => void) | undefined {
-    const key = principal ?? '';
+  tryAcquire(who: CallerIdentity): (() => void) | undefined {
+    const key = identityKey(who);
     const count = this.held.get(key) ?? 0;
     if (count >= this.limit) return undefined;
     this.held.set(key, count + 1);

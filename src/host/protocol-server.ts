@@ -362,7 +362,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
 async function whileBlocking<T>(deps: ProtocolServerDeps, who: Caller, run: () => Promise<T>): Promise<T> {
   const slots = deps.blockingSlots;
   if (!slots) return run();
-  const release = slots.tryAcquire(who.principal);
+  const release = slots.tryAcquire(who);
   if (!release) throw slots.refusal();
   try {
     return await run();

@@ -16,7 +16,7 @@ import {
 import { isPlainObject } from '../protocol/params.js';
 import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import type { RedisClient } from '../runtime/bullmq/index.js';
-import { addressBudget } from './client-address.js';
+import { type CallerIdentity, identityKey } from './client-address.js';
 import type { TaskServerLimits } from './limits.js';
 
 export type RateKind = 'create' | 'read';
@@ -55,17 +55,7 @@ export function rateCostOf(message: Record<string, unknown>): { kind: RateKind; 
 }
 
 /** Who a request is counted against: its principal, else the address it comes from. */
-export interface RateSubject {
-  readonly principal: string | null;
-  /** The client's address (HTTP; see `clientAddressResolver`), for callers without a principal. */
-  readonly clientAddress?: string;
-}
-
-/** The counter a subject spends: anonymous callers with no known address share one. */
-function budgetOf(subject: RateSubject): string {
-  if (subject.principal !== null) return `p:${subject.principal}`;
-  return subject.clientAddress === undefined ? 'anonymous' : `a:${addressBudget(subject.clientAddress)}`;
-}
+export type RateSubject = CallerIdentity;
 
 /** The window of the burst budget: `burst` requests per this many seconds on top of the steady rate. */
 const BURST_WINDOW_SECONDS = 10;
@@ -111,7 +101,7 @@ export class RateLimits {
     const burst = kind === 'create' ? this.limits.createBurst : this.limits.readBurst;
     try {
       await this.storeReady();
-      await this.limiters[kind].consume(budgetOf(subject), Math.max(1, Math.min(points, burst)));
+      await this.limiters[kind].consume(identityKey(subject), Math.max(1, Math.min(points, burst)));
       return undefined;
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) return undefined;

@@ -48,6 +48,8 @@ export interface TaskListenDeps {
   readonly engine: TaskEngine;
   /** Who the HTTP front admitted. */
   readonly caller: Caller;
+  /** Where the request came from: the slot key of a caller without a principal. */
+  readonly clientAddress?: string;
   /** Open streams per principal; a stream holds its slot until it closes. */
   readonly slots: PrincipalSlots;
   /** Task ids one stream may follow. */
@@ -89,7 +91,10 @@ export async function serveTaskListen(
     );
   }
   const caller: Caller = deps.caller;
-  const release = deps.slots.tryAcquire(caller.principal);
+  const release = deps.slots.tryAcquire({
+    principal: caller.principal,
+    ...(deps.clientAddress !== undefined && { clientAddress: deps.clientAddress }),
+  });
   if (!release) return errorResponse(listen.id, deps.slots.refusal(), 429);
   // The follower subscribes before it reads, re-reads after a gap in the runtime's events and
   // when a task's TTL runs out, and delivers each version once. Until the acknowledgement is

@@ -59,23 +59,28 @@ describe('SEP-1686 shim enabled', () => {
   });
 
   it('creates the task under the client-chosen id, announces it, and answers the call when done', async () => {
-    const call = callWithTask(client, 'a-first', { seconds: 0.3, label: 'a' });
+    // While it runs (a task too long to end during the test, so no load makes this a race):
+    // A's fields, and no result yet.
+    const stop = new AbortController();
+    const long = callWithTask(client, 'a-running', { seconds: 60, label: 'r' }, 'slow_compute', stop.signal);
     const running_ = await pollUntil(
-      () => getTask(client, 'a-first').catch((): Record<string, unknown> => ({})),
-      (task) => task.taskId === 'a-first',
+      () => getTask(client, 'a-running').catch((): Record<string, unknown> => ({})),
+      (task) => task.taskId === 'a-running',
     );
     expect(['submitted', 'working']).toContain(running_.status);
     expect(running_).toMatchObject({
       keepAlive: 60_000,
       pollFrequency: 200,
-      _meta: { [RELATED]: { taskId: 'a-first' } },
+      _meta: { [RELATED]: { taskId: 'a-running' } },
     });
     expect(running_.ttl).toBeUndefined();
     await expect(
-      client.request({ method: 'tasks/result', params: { taskId: 'a-first' } }, AnyResult),
+      client.request({ method: 'tasks/result', params: { taskId: 'a-running' } }, AnyResult),
     ).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/not 'completed'/) });
+    stop.abort();
+    await long.catch(() => {});
 
-    const result = await call;
+    const result = await callWithTask(client, 'a-first', { seconds: 0.3, label: 'a' });
     expect(result.content).toEqual([{ type: 'text', text: 'Computed a in 0.3s' }]);
     expect(result._meta?.[RELATED]).toEqual({ taskId: 'a-first' });
     expect(created).toContainEqual({ taskId: 'a-first' });

@@ -516,21 +516,22 @@ describe('rate limits on listens', () => {
   });
 });
 
-/** A 2026-07-28 `tasks/get` sent from `localAddress` (any 127.x address reaches loopback). */
-function tasksGetFrom(url: string, localAddress: string, headers: Record<string, string> = {}): Promise<number> {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tasks/get',
-    params: {
-      taskId: 'no-such-task',
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: 'limits', version: '1' },
-        'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-      },
-    },
-  });
+const META_2026 = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'limits', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+};
+
+/**
+ * A POST sent from `localAddress` (any 127.x address reaches loopback), answered once its
+ * headers arrive: the body may be a stream, read by nobody and ended by `close`.
+ */
+function postFrom(
+  url: string,
+  localAddress: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; close: () => void }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
@@ -538,24 +539,54 @@ function tasksGetFrom(url: string, localAddress: string, headers: Record<string,
         method: 'POST',
         localAddress,
         agent: false,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tasks/get',
-          'mcp-name': 'no-such-task',
-          ...headers,
-        },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
       },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode ?? 0));
-      },
+      (response) => resolve({ status: response.statusCode ?? 0, close: () => response.destroy() }),
     );
     request.on('error', reject);
-    request.end(body);
+    request.end(JSON.stringify(body));
   });
 }
+
+/** A 2026-07-28 `tasks/get` sent from `localAddress`; its status. */
+async function tasksGetFrom(url: string, localAddress: string, headers: Record<string, string> = {}): Promise<number> {
+  const reply = await postFrom(
+    url,
+    localAddress,
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tasks/get', 'mcp-name': 'no-such-task', ...headers },
+    { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: 'no-such-task', _meta: META_2026 } },
+  );
+  reply.close();
+  return reply.status;
+}
+
+/** A listen (left open) to `taskId` from `localAddress`. */
+const listenFrom = (url: string, localAddress: string, taskId: string) =>
+  postFrom(
+    url,
+    localAddress,
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'subscriptions/listen',
+      params: { _meta: META_2026, notifications: { taskIds: [taskId] } },
+    },
+  );
+
+/** A 2025-11-25 `initialize` (its session left open) from `localAddress`. */
+const initializeFrom = (url: string, localAddress: string) =>
+  postFrom(
+    url,
+    localAddress,
+    {},
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'limits', version: '1' } },
+    },
+  );
 
 describe('rate limits of callers nothing identifies', () => {
   let direct: RunningServer;
@@ -596,6 +627,37 @@ describe('rate limits of callers nothing identifies', () => {
     await spendAll(from('203.0.113.5'));
     for (const status of await twoAtOnce(from('203.0.113.6'))) expect(status).not.toBe(429);
     expect(await twoAtOnce(from('203.0.113.5'))).toContain(429);
+  });
+
+  it('hold quota slots by address: one client cannot take every anonymous session or listen', async () => {
+    const quotas = await startServer({
+      ...options,
+      limits: { maxListenStreamsPerPrincipal: 1, maxSessionsPerPrincipal: 1 },
+    });
+    const open: { close: () => void }[] = [];
+    const keep = async (reply: Promise<{ status: number; close: () => void }>) => {
+      const settled = await reply;
+      open.push(settled);
+      return settled.status;
+    };
+    // A running task: a listen to it stays open (one to no task at all would end at once).
+    const created = await rpc2026(quotas.url, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 30, label: 'q' },
+    });
+    const taskId = created.result?.taskId as string;
+    try {
+      expect(await keep(listenFrom(quotas.url, '127.0.0.1', taskId))).toBe(200);
+      expect(await keep(listenFrom(quotas.url, '127.0.0.1', taskId))).toBe(429);
+      expect(await keep(listenFrom(quotas.url, '127.0.0.2', taskId))).toBe(200);
+      expect(await keep(initializeFrom(quotas.url, '127.0.0.1'))).toBe(200);
+      expect(await keep(initializeFrom(quotas.url, '127.0.0.1'))).toBe(429);
+      expect(await keep(initializeFrom(quotas.url, '127.0.0.2'))).toBe(200);
+    } finally {
+      for (const reply of open) reply.close();
+      await rpc2026(quotas.url, 'tasks/cancel', { taskId });
+      await quotas.close();
+    }
   });
 });
 

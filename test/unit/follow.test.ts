@@ -188,3 +188,30 @@ describe('which version is newer', () => {
     expect(isNewer({ ...base, statusMessage: 'late' }, { ...base, status: 'cancelled' })).toBe(false);
   });
 });
+
+describe('a follower that fails', () => {
+  it('does not keep a change from the other followers of the task', async () => {
+    const { executor, runtime, engine, caller } = setUp();
+    const task = await engine.create(caller, { tool: 'stepped', args: {} });
+    const { control } = await executor.running(task.taskId);
+    const heard: string[] = [];
+    const failing = new TaskFollower(engine, caller, {
+      onChange: (record) => {
+        if (record.statusMessage === 'boom') throw new Error('handler failed');
+      },
+      onGone: () => {},
+    });
+    const healthy = new TaskFollower(engine, caller, {
+      onChange: (record) => heard.push(String(record.statusMessage)),
+      onGone: () => {},
+    });
+    await failing.follow(task.taskId);
+    await healthy.follow(task.taskId);
+    control.report({ message: 'boom' });
+    await flush();
+    expect(heard.at(-1)).toBe('boom');
+    failing.close();
+    healthy.close();
+    await runtime.close();
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * Record-change events across processes. Every record write publishes `{ record, previous }`
+ * Record-change events across processes. Every record write publishes `{ record }`
  * (see record-store.ts); each runtime instance holds one subscriber connection and fans the
  * messages out to its listeners. Nothing polls.
  *
@@ -112,7 +112,7 @@ export function decodeTaskEvent(message: string): TaskEvent | undefined {
   try {
     const decoded = JSON.parse(message) as Partial<TaskEvent>;
     if (!decoded.record || typeof decoded.record.taskId !== 'string') return undefined;
-    return decoded.previous ? { record: decoded.record, previous: decoded.previous } : { record: decoded.record };
+    return { record: decoded.record };
   } catch {
     return undefined;
   }

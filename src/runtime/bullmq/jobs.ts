@@ -1,19 +1,36 @@
 /**
- * The BullMQ queue tasks run on. The job id is the task id, and the job carries no copy of the
- * record: the record in Redis is the truth, so a cancel or an answer never has to chase a stale
- * copy in job data.
+ * The BullMQ queue tasks run on. The job id is the task id. The record in Redis is the truth;
+ * the job carries a snapshot of it as created (`start`), which is all a first run needs, so a
+ * worker starts a fresh job without reading the record. Anything that makes the snapshot stale
+ * before the job runs for the first time removes it from the job data in the same Redis
+ * operation (a cancel: see record-store.ts; a park or a hand-back: see worker.ts), and any run
+ * after the first (a retry, a lost worker) reads the record.
  */
-import { Queue } from 'bullmq';
+import { Job, type JobsOptions, Queue } from 'bullmq';
+import type { ChainableCommander } from 'ioredis';
 import type { TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import type { RedisClient } from './connection.js';
 import type { ShardNames } from './keys.js';
 
-/** Job data: only what helps a human reading a dashboard, and the trace the task belongs to. */
+/** Job data: the tool (for dashboards and tool slots), the trace, and the start snapshot. */
 export interface TaskJobData {
   readonly tool: string;
   /** The creating request's trace context (W3C `traceparent`), when an OpenTelemetry SDK is installed. */
   readonly trace?: Readonly<Record<string, string>>;
+  /** The record as created, until something made it stale (see above). */
+  readonly start?: TaskRecord;
+}
+
+/** The same data without the snapshot: the job's next run reads the record. */
+export function withoutStart(data: TaskJobData): TaskJobData {
+  const { start: _dropped, ...rest } = data;
+  return rest;
+}
+
+/** The data a cancel puts in a job it cannot remove yet (see record-store.ts), as JSON. */
+export function cancelledJobData(record: Pick<TaskRecord, 'tool'>): string {
+  return JSON.stringify({ tool: record.tool } satisfies TaskJobData);
 }
 
 export interface JobRetryOptions {
@@ -30,34 +47,43 @@ export interface JobRetryOptions {
 /** The queue of one shard: tasks whose id maps to that shard (see keys.ts) have their job here. */
 export class TaskQueue {
   private readonly queue: Queue<TaskJobData>;
+  private readonly jobOptions: JobsOptions;
 
-  constructor(
-    client: RedisClient,
-    prefix: string,
-    shard: ShardNames,
-    private readonly retry: Required<JobRetryOptions>,
-  ) {
+  constructor(client: RedisClient, prefix: string, shard: ShardNames, retry: Required<JobRetryOptions>) {
     // A shared client: the queue adds no connection of its own and fails as fast as the client.
     this.queue = new Queue<TaskJobData>(shard.queue, { connection: client, prefix });
     // Errors also reach the awaiting caller; without a listener EventEmitter would throw them.
     this.queue.on('error', () => {});
+    this.jobOptions = {
+      attempts: retry.attempts,
+      backoff: { type: 'exponential', delay: retry.backoffMs },
+      // The record keeps the outcome; finished jobs are only clutter.
+      removeOnComplete: true,
+      // Failed jobs stay a day for post-mortems (stack traces live there, not in the record).
+      removeOnFail: { age: 24 * 3600, count: 1000 },
+    };
   }
 
+  /** Adds the task's job, with the record as created for its first run (see above). */
   async enqueue(record: TaskRecord): Promise<void> {
+    await this.queue.add(record.tool, this.jobData(record), { ...this.jobOptions, jobId: record.taskId });
+  }
+
+  private jobData(record: TaskRecord): TaskJobData {
     const trace = captureTraceContext();
-    await this.queue.add(
-      record.tool,
-      { tool: record.tool, ...(trace && { trace }) },
-      {
-        jobId: record.taskId,
-        attempts: this.retry.attempts,
-        backoff: { type: 'exponential', delay: this.retry.backoffMs },
-        // The record keeps the outcome; finished jobs are only clutter.
-        removeOnComplete: true,
-        // Failed jobs stay a day for post-mortems (stack traces live there, not in the record).
-        removeOnFail: { age: 24 * 3600, count: 1000 },
-      },
-    );
+    return { tool: record.tool, ...(trace && { trace }), start: record };
+  }
+
+  /** A MULTI on the queue's connection that BullMQ's own commands can join (see `addTo`). */
+  async transaction(): Promise<ChainableCommander> {
+    return (await this.queue.getBackend().client).multi() as unknown as ChainableCommander;
+  }
+
+  /** `enqueue`, queued on `transaction`: its reply comes from the transaction's `exec`. */
+  addTo(transaction: ChainableCommander, record: TaskRecord): void {
+    const job = new Job<TaskJobData>(this.queue, record.tool, this.jobData(record), this.jobOptions, record.taskId);
+    // BullMQ queues its command synchronously; this promise only mirrors the transaction's reply.
+    job.addJob(transaction as never).catch(() => {});
   }
 
   /**

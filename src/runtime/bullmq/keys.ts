@@ -34,6 +34,8 @@ export interface ShardNames {
    * the live-task quota counts it.
    */
   live(owner: string | null): string;
+  /** BullMQ's hash of the task's job (the job id is the task id). */
+  job(taskId: string): string;
   /** BullMQ's lock on a running job (present while a live worker renews it). */
   jobLock(taskId: string): string;
   /** Set (NX) by the one process that reports the task's expiry; outlives the record briefly. */
@@ -53,7 +55,7 @@ export interface RuntimeNames {
   /** Shorthand for `shardOf(taskId).jobLock(taskId)`. */
   jobLock(taskId: string): string;
   /**
-   * Pub/sub: every record write, as `{ record, previous? }`. Channels are not keys: a script on
+   * Pub/sub: every record write, as `{ record }` (the version before is not sent: nothing needs it). Channels are not keys: a script on
    * any shard may publish to them, and Redis Cluster delivers to subscribers on every node.
    */
   readonly eventsChannel: string;
@@ -116,6 +118,7 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     owner: (owner) => `${base}:owner:${owner}`,
     ownerExpiries: (owner) => `${base}:owner-expiry:${owner}`,
     live: (owner) => (owner === null ? `${base}:live-anonymous` : `${base}:live:${owner}`),
+    job: (taskId) => `${prefix}:${queue}:${taskId}`,
     jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
     expiryReport: (taskId) => `${base}:expired:${taskId}`,
   };

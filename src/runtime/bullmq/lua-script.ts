@@ -1,34 +1,41 @@
 /**
- * A Lua script sent by hash (EVALSHA) and uploaded on first use or after a Redis restart
- * (NOSCRIPT). Kept apart so the record store reads as data operations, not plumbing.
+ * A Lua script registered as an ioredis command (`defineCommand`). ioredis sends the full
+ * source the first time a script runs on a socket and its hash (EVALSHA) after that, so a
+ * Redis restart (a new socket, an empty script cache) needs no NOSCRIPT retry, which would
+ * reorder the script behind commands sent after it (a record behind its job). Only a
+ * `SCRIPT FLUSH` on a live connection still causes one. Kept apart so the record store reads
+ * as data operations, not plumbing.
  */
-import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './connection.js';
 
+type ScriptCommand = (numberOfKeys: number, ...keysThenArgs: (string | number)[]) => Promise<unknown>;
+
 export class LuaScript {
-  private readonly sha: string;
+  constructor(
+    /** The ioredis command name; unique per script in this package. */
+    private readonly name: string,
+    private readonly source: string,
+  ) {}
 
-  constructor(private readonly source: string) {
-    this.sha = createHash('sha1').update(source).digest('hex');
+  /** Makes the script callable on `client` (and on the pipelines it creates). */
+  define(client: RedisClient): void {
+    if (typeof (client as unknown as Record<string, unknown>)[this.name] === 'function') return;
+    client.defineCommand(this.name, { lua: this.source });
   }
 
-  /**
-   * Loads the script into Redis's cache, so that `run` finds it by hash at once: without a
-   * NOSCRIPT retry, commands sent after it on the same connection also run after it (a record
-   * before its job). Called whenever the connection is (re)established, since a Redis restart
-   * empties the cache.
-   */
-  async load(client: Redis): Promise<void> {
-    await client.script('LOAD', this.source);
+  run(client: RedisClient, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    return this.command(client)(keys.length, ...keys, ...args);
   }
 
-  async run(client: RedisClient, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    try {
-      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.eval(this.source, keys.length, ...keys, ...args);
-    }
+  /** Queues the script on a MULTI created by a client it was defined on; the reply comes from `exec()`. */
+  queue(transaction: ChainableCommander, keys: readonly string[], args: readonly (string | number)[]): void {
+    this.command(transaction)(keys.length, ...keys, ...args);
+  }
+
+  private command(target: RedisClient | ChainableCommander): ScriptCommand {
+    const command = (target as unknown as Record<string, ScriptCommand | undefined>)[this.name];
+    if (!command) throw new Error(`Lua script ${this.name} is not defined on this Redis client`);
+    return command.bind(target);
   }
 }

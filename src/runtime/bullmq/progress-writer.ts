@@ -6,7 +6,7 @@
  */
 import { type ProgressUpdate, progressReportChange } from '../../engine/runtime.js';
 import type { Logger } from '../../tools/logger.js';
-import type { RedisTaskStore } from './record-store.js';
+import type { RedisTaskStore, StoredRecord } from './record-store.js';
 
 export class ProgressWriter {
   private latest: ProgressUpdate = {};
@@ -17,6 +17,8 @@ export class ProgressWriter {
     private readonly store: RedisTaskStore,
     private readonly taskId: string,
     private readonly logger: Logger,
+    /** Told of each version written, so the run writes its outcome against the newest. */
+    private readonly onWritten: (written: StoredRecord | undefined) => void = () => {},
   ) {}
 
   report(update: ProgressUpdate): void {
@@ -37,7 +39,7 @@ export class ProgressWriter {
     const update = this.latest;
     this.latest = {};
     try {
-      await this.store.update(this.taskId, (current) => progressReportChange(current, update));
+      this.onWritten(await this.store.update(this.taskId, (current) => progressReportChange(current, update)));
     } catch (error) {
       this.logger.warn('Could not store a progress message', { taskId: this.taskId, error: String(error) });
     }

@@ -6,32 +6,43 @@
  *
  * Every write is a compare-and-set on `version`: the new record is computed in JS with
  * `applyChange` (the one state machine; terminal stays sticky), and a Lua script stores it only
- * if nobody wrote in between, publishing `{ record, previous }` in the same script. Redis runs
+ * if nobody wrote in between, publishing `{ record }` in the same script. Redis runs
  * scripts one at a time and delivers a connection's messages in publish order, so every
  * subscriber sees a task's versions in the order they were written.
  */
-import { Cluster } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { ListPage, ListPosition } from '../../engine/runtime.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../engine/task.js';
 import { applyChange, type TaskChange } from '../../engine/transitions.js';
 import type { RedisClient } from './connection.js';
+import { cancelledJobData } from './jobs.js';
 import type { RuntimeNames, ShardNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
 
 /** Dead ids an insert removes from its owner's index at most: bounded work per create. */
 const PRUNE_BATCH = 100;
 
+/** Marks a job hash `INSERT` made only to stop BullMQ adding a job for a refused id. */
+const PLACEHOLDER_FIELD = 'mcpRefusedTask';
+/** The placeholder only has to outlive the job insert sent right behind the refusal. */
+const PLACEHOLDER_TTL_MS = 10_000;
+
 /**
- * KEYS: record hash, live zset, [owner zset, owner expiry zset]. ARGV: record JSON, first expiry
- * (ms), final expiry (ms, '' for never), createdAt, taskId, events channel, live-task limit (''
- * for none). Returns 1 stored, 0 the id is taken, -1 the owner has as many unfinished tasks as
- * the limit allows. The owner's sets live as long as their longest-lived member (TIME instead of
- * a client clock, so skew cannot shorten them); live members past their expiry are dropped
- * before counting. The expiry set scores the owner's ids by final expiry, so every insert prunes
- * (a bounded batch of) dead ids by score: the index stays small for clients that never list.
+ * KEYS: record hash, live zset, job hash, [owner zset, owner expiry zset]. ARGV: record JSON,
+ * expiry (ms, '' for never), createdAt, taskId, events channel, live-task limit ('' for none).
+ * Returns 1 stored, 0 the id is taken, -1 the owner has as many unfinished tasks as the limit
+ * allows. The job's insert is sent right behind this on the same connection (see `insert`):
+ * when this refuses, it leaves a short-lived placeholder in the job's hash, so that BullMQ takes
+ * the id for a duplicate and adds no job; a later insert that succeeds removes a placeholder
+ * still there. The owner's sets live as long as their longest-lived member (TIME instead of a
+ * client clock, so skew cannot shorten them); live members past their expiry are dropped
+ * before counting. The expiry set scores the owner's ids by expiry, so every insert prunes (a
+ * bounded batch of) dead ids by score: the index stays small for clients that never list.
  */
-const INSERT = new LuaScript(`
+const INSERT = new LuaScript(
+  'mcpTaskInsert',
+  `
 -- Adds a member to an owner's set, which then lives at least as long as that member.
 local function add_kept_until(key, score, member, expiry)
   local ttl = redis.call('PTTL', key)
@@ -46,65 +57,73 @@ local function add_kept_until(key, score, member, expiry)
     if now + ttl < tonumber(expiry) then redis.call('PEXPIREAT', key, expiry) end
   end
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if ARGV[7] ~= '' then
+-- Refused: keep the job insert right behind this from adding a job for this id.
+local function refuse(code)
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    redis.call('HSET', KEYS[3], '${PLACEHOLDER_FIELD}', '1')
+    redis.call('PEXPIRE', KEYS[3], ${PLACEHOLDER_TTL_MS})
+  end
+  return code
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return refuse(0) end
+if ARGV[6] ~= '' then
   local t = redis.call('TIME')
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (tonumber(t[1]) * 1000))
-  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[7]) then return -1 end
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return refuse(-1) end
 end
+if redis.call('HEXISTS', KEYS[3], '${PLACEHOLDER_FIELD}') == 1 then redis.call('DEL', KEYS[3]) end
 redis.call('HSET', KEYS[1], 'record', ARGV[1], 'version', 1)
-redis.call('PEXPIREAT', KEYS[1], ARGV[2])
-add_kept_until(KEYS[2], ARGV[3] == '' and '+inf' or ARGV[3], ARGV[5], ARGV[3])
-if KEYS[3] then add_kept_until(KEYS[3], ARGV[4], ARGV[5], ARGV[3]) end
-if KEYS[4] then
-  if ARGV[3] ~= '' then redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5]) end
+if ARGV[2] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
+add_kept_until(KEYS[2], ARGV[2] == '' and '+inf' or ARGV[2], ARGV[4], ARGV[2])
+if KEYS[4] then add_kept_until(KEYS[4], ARGV[3], ARGV[4], ARGV[2]) end
+if KEYS[5] then
+  if ARGV[2] ~= '' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local dead = redis.call('ZRANGE', KEYS[4], '-inf', now, 'BYSCORE', 'LIMIT', 0, ${PRUNE_BATCH})
+  local dead = redis.call('ZRANGE', KEYS[5], '-inf', now, 'BYSCORE', 'LIMIT', 0, ${PRUNE_BATCH})
   if #dead > 0 then
-    redis.call('ZREM', KEYS[3], unpack(dead))
     redis.call('ZREM', KEYS[4], unpack(dead))
+    redis.call('ZREM', KEYS[5], unpack(dead))
   end
-  local kept = redis.call('PEXPIRETIME', KEYS[3])
-  if kept > 0 then redis.call('PEXPIREAT', KEYS[4], kept) elseif kept == -1 then redis.call('PERSIST', KEYS[4]) end
+  local kept = redis.call('PEXPIRETIME', KEYS[4])
+  if kept > 0 then redis.call('PEXPIREAT', KEYS[5], kept) elseif kept == -1 then redis.call('PERSIST', KEYS[5]) end
 end
-redis.call('PUBLISH', ARGV[6], '{"record":' .. ARGV[1] .. '}')
+redis.call('PUBLISH', ARGV[5], '{"record":' .. ARGV[1] .. '}')
 return 1
-`);
-
-/** KEYS: record hash. ARGV: final expiry (ms, '' for never). 0 when the record is gone. */
-const FINALIZE_EXPIRY = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[1] == '' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
-return 1
-`);
+`,
+);
 
 /**
- * KEYS: record hash, live zset, [owner zset]. ARGV: expected version, new record JSON, events
- * channel, new expiry (ms; '' keeps the current one), task id to drop from the live set ('' when
- * the task has not just ended), [extra channel, extra message]. Returns 1 written, 0 gone
- * (expired), -1 someone wrote first. HSET keeps the key's expiry, so a write changes retention
- * only when the record's TTL changed (a SEP-1686 task ending), and then the owner set is kept
- * alive at least as long. A task leaves the live set in the write that ends it, so whoever hears
- * of the end can create again at once.
+ * KEYS: record hash, live zset, job hash, [owner zset]. ARGV: expected version, new record
+ * JSON, events channel, new expiry (ms; '' keeps the current one), task id to drop from the
+ * live set ('' when the task has not just ended), job data to put in place of the job's ('' to
+ * leave it), [extra channel, extra message]. Returns 1 written, 0 gone (expired), -1 someone
+ * wrote first. HSET keeps the key's expiry, so a write changes retention only when the
+ * record's TTL changed (a SEP-1686 task ending), and then the owner set is kept alive at least
+ * as long. A task leaves the live set in the write that ends it, so whoever hears of the end
+ * can create again at once. A cancel replaces the job's data in the same script, so a worker
+ * that takes the job afterwards finds no start snapshot in it and reads the record instead.
  */
-const COMPARE_AND_SET = new LuaScript(`
-local current = redis.call('HMGET', KEYS[1], 'version', 'record')
-if not current[1] then return 0 end
-if current[1] ~= ARGV[1] then return -1 end
-redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('HSET', KEYS[1], 'record', ARGV[2])
+const COMPARE_AND_SET = new LuaScript(
+  'mcpTaskCompareAndSet',
+  `
+local version = redis.call('HGET', KEYS[1], 'version')
+if not version then return 0 end
+if version ~= ARGV[1] then return -1 end
+redis.call('HSET', KEYS[1], 'record', ARGV[2], 'version', tonumber(version) + 1)
 if ARGV[5] ~= '' then redis.call('ZREM', KEYS[2], ARGV[5]) end
 if ARGV[4] ~= '' then
   redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-  if KEYS[3] and redis.call('PEXPIRETIME', KEYS[3]) >= 0 and redis.call('PEXPIRETIME', KEYS[3]) < tonumber(ARGV[4]) then
-    redis.call('PEXPIREAT', KEYS[3], ARGV[4])
+  if KEYS[4] and redis.call('PEXPIRETIME', KEYS[4]) >= 0 and redis.call('PEXPIRETIME', KEYS[4]) < tonumber(ARGV[4]) then
+    redis.call('PEXPIREAT', KEYS[4], ARGV[4])
   end
 end
-redis.call('PUBLISH', ARGV[3], '{"record":' .. ARGV[2] .. ',"previous":' .. current[2] .. '}')
-if ARGV[6] then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
+if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[3], 'data') == 1 then redis.call('HSET', KEYS[3], 'data', ARGV[6]) end
+redis.call('PUBLISH', ARGV[3], '{"record":' .. ARGV[2] .. '}')
+if ARGV[7] then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
 return 1
-`);
+`,
+);
 
 /** A write loses the race to another writer this often before we call it a bug. */
 const MAX_WRITE_CONFLICTS = 100;
@@ -140,7 +159,9 @@ export class RedisTaskStore {
     private readonly client: RedisClient,
     private readonly names: RuntimeNames,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    for (const script of [INSERT, COMPARE_AND_SET]) script.define(client);
+  }
 
   /**
    * The room the owner has left under `maxLiveForOwner` on the other shards than `record`'s
@@ -159,33 +180,59 @@ export class RedisTaskStore {
   }
 
   /**
-   * Stores a new record with a short first expiry: if the process or Redis dies before the job
-   * is enqueued and `finalizeExpiry` runs, the orphan record removes itself. `quota` comes from
-   * `roomFor`. The script is sent synchronously, before this returns its promise, so a job
-   * enqueued right after this call is sent behind the record on the same connection.
+   * Stores a new record. `quota` comes from `roomFor`. The script is sent synchronously, before
+   * this returns its promise, so the job insert the runtime sends right after this call runs
+   * behind it on the same connection: a refusal here keeps that insert from adding a job, and
+   * no worker can take a job whose record is not stored yet. One round trip for both.
+   *
+   * Only for ids nobody else can hold (fresh random ones): between the two commands another
+   * connection may remove a finished task's job, and a duplicate's job insert would then add a
+   * job. An id a client chose goes through `insertWithJob`.
    */
-  async insert(record: TaskRecord, provisionalTtlMs: number, quota: LiveRoom | undefined): Promise<void> {
-    const finalExpiry = expiresAt(record);
-    const firstExpiry = Math.min(finalExpiry, this.clock() + provisionalTtlMs);
+  async insert(record: TaskRecord, quota: LiveRoom | undefined): Promise<void> {
+    checkInserted(
+      await INSERT.run(this.client, this.insertKeys(record), this.insertArgs(record, quota)),
+      record,
+      quota,
+    );
+  }
+
+  /**
+   * `insert` and the job insert `addJob` queues, in one MULTI: the same round trip, atomic, for
+   * the price of building the transaction. Returns the replies of what `addJob` queued.
+   */
+  async insertWithJob(
+    record: TaskRecord,
+    quota: LiveRoom | undefined,
+    transaction: ChainableCommander,
+    addJob: (transaction: ChainableCommander) => void,
+  ): Promise<readonly [Error | null, unknown][]> {
+    INSERT.queue(transaction, this.insertKeys(record), this.insertArgs(record, quota));
+    addJob(transaction);
+    const replies = (await transaction.exec()) as [Error | null, unknown][] | null;
+    if (!replies) throw new Error(`Task ${record.taskId}: the create transaction was aborted`);
+    const [insertError, inserted] = replies[0] as [Error | null, unknown];
+    if (insertError) throw insertError;
+    checkInserted(inserted, record, quota);
+    return replies.slice(1);
+  }
+
+  private insertKeys(record: TaskRecord): string[] {
     const shard = this.names.shardOf(record.taskId);
-    const keys = [shard.record(record.taskId), shard.live(record.owner)];
+    const keys = [shard.record(record.taskId), shard.live(record.owner), shard.job(record.taskId)];
     if (record.owner !== null) keys.push(shard.owner(record.owner), shard.ownerExpiries(record.owner));
-    // No await before this line: the runtime sends the job right behind this, and the record
-    // must exist first. The script is preloaded (see `preloadScripts`), so it runs first
-    // without a NOSCRIPT retry.
-    const inserted = await INSERT.run(this.client, keys, [
+    return keys;
+  }
+
+  private insertArgs(record: TaskRecord, quota: LiveRoom | undefined): (string | number)[] {
+    return [
       JSON.stringify(record),
-      Math.floor(firstExpiry),
-      expiryArgument(finalExpiry),
+      expiryArgument(expiresAt(record)),
       record.createdAt,
       record.taskId,
       this.names.eventsChannel,
       quota?.room ?? '',
-    ]);
-    if (inserted === -1) {
-      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${quota?.max} unfinished tasks`);
-    }
-    if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
+    ];
   }
 
   /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
@@ -195,16 +242,6 @@ export class RedisTaskStore {
     const now = this.clock();
     const counts = await Promise.all(others.map((shard) => this.client.zcount(shard.live(owner), now, '+inf')));
     return counts.reduce((sum, count) => sum + count, 0);
-  }
-
-  /** Sets the record's real expiry, `createdAt + ttlMs`, once its job is enqueued. */
-  async finalizeExpiry(record: TaskRecord): Promise<void> {
-    const done = await FINALIZE_EXPIRY.run(
-      this.client,
-      [this.names.record(record.taskId)],
-      [expiryArgument(expiresAt(record))],
-    );
-    if (done !== 1) throw new Error(`Task ${record.taskId} vanished before its creation completed`);
   }
 
   /** Removes a record whose creation failed half-way. */
@@ -281,10 +318,12 @@ export class RedisTaskStore {
         this.names.eventsChannel,
         String(retention),
         ends ? taskId : '',
+        // A job that has not started yet must not start from its snapshot of a live task.
+        ends && next.status === 'cancelled' ? cancelledJobData(next) : '',
       ];
       if (notify) args.push(notify.channel, notify.message);
       const shard = this.names.shardOf(taskId);
-      const keys = [shard.record(taskId), shard.live(next.owner)];
+      const keys = [shard.record(taskId), shard.live(next.owner), shard.job(taskId)];
       if (retention !== '' && next.owner !== null) keys.push(shard.owner(next.owner));
       const written = await COMPARE_AND_SET.run(this.client, keys, args);
       // The script increments the version by one on every write.
@@ -375,6 +414,14 @@ export class RedisTaskStore {
   }
 }
 
+/** Throws for what `INSERT` refused: 1 stored, 0 the id is taken, -1 the quota is used up. */
+function checkInserted(inserted: unknown, record: TaskRecord, quota: LiveRoom | undefined): void {
+  if (inserted === -1) {
+    throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${quota?.max} unfinished tasks`);
+  }
+  if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
+}
+
 /** The listing order: createdAt, then task id as a string (Redis's order for equal scores). */
 function compareListOrder(a: TaskRecord, b: TaskRecord): number {
   if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
@@ -383,16 +430,4 @@ function compareListOrder(a: TaskRecord, b: TaskRecord): number {
 
 function expiryArgument(expiry: number): string | number {
   return Number.isFinite(expiry) ? Math.floor(expiry) : '';
-}
-
-/**
- * Loads the record scripts into Redis's script cache, so that a create's insert never needs
- * the NOSCRIPT retry that would let the job it sends right behind overtake it.
- */
-export async function preloadScripts(client: RedisClient): Promise<void> {
-  // A cluster keeps a script cache per node: every master that may hold a shard needs them.
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  await Promise.all(
-    nodes.flatMap((node) => [INSERT.load(node), FINALIZE_EXPIRY.load(node), COMPARE_AND_SET.load(node)]),
-  );
 }

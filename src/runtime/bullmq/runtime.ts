@@ -27,7 +27,7 @@ import {
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
-import { DuplicateTaskError, preloadScripts, RedisTaskStore } from './record-store.js';
+import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
@@ -54,11 +54,6 @@ export interface BullmqRuntimeOptions {
   /** Longest a create/get/list/cancel waits for Redis before RUNTIME_UNAVAILABLE (default 3000 ms). */
   readonly operationTimeoutMs?: number;
   readonly retry?: JobRetryOptions;
-  /**
-   * Lifetime of a record whose job is not yet confirmed (default 15 s): if creation dies half-way,
-   * the record removes itself after this long instead of showing a task nobody will run.
-   */
-  readonly provisionalTtlMs?: number;
   /** Also run tasks in this process. Omit in a server that leaves all work to worker processes. */
   readonly worker?: TaskWorkerSettings;
   readonly logger?: Logger;
@@ -80,22 +75,14 @@ export class BullmqTaskRuntime implements TaskRuntime {
   private readonly events: TaskEventStream;
   private readonly logger: Logger;
   private readonly operationTimeoutMs: number;
-  private readonly provisionalTtlMs: number;
   private closing: Promise<void> | undefined;
-  private scriptsLoaded: Promise<void>;
 
   constructor(options: BullmqRuntimeOptions) {
     this.names = runtimeNames(options.prefix, options.queue, options.shards);
     this.logger = options.logger ?? createConsoleLogger();
     this.operationTimeoutMs = options.operationTimeoutMs ?? 3000;
-    this.provisionalTtlMs = options.provisionalTtlMs ?? 15_000;
     this.client = createRedisClient(options.connection, 'request', this.logger, `${this.names.queue}:runtime`);
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
-    // On every (re)connection: a restarted Redis has an empty script cache.
-    this.scriptsLoaded = whenScriptsLoaded(this.client);
-    this.client.on('ready', () => {
-      this.scriptsLoaded = whenScriptsLoaded(this.client);
-    });
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
     const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
     this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry));
@@ -114,37 +101,56 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 
   /**
-   * Record (with a short provisional expiry) and job together, then the real expiry. Both go
-   * down one connection in that order, so Redis stores the record before the job exists, and a
-   * round trip is saved. A failure undoes what it can; whatever it cannot (Redis gone) undoes
-   * itself: the record expires, and a worker skips a job whose record is missing.
+   * Record and job sent together, in that order, down one connection: one round trip, and Redis
+   * stores the record before the job exists (a refused record keeps the job from being added;
+   * see record-store.ts). A failure after that undoes what it can; what it cannot (Redis gone
+   * between the two) leaves a record that says `queued` until its TTL removes it.
    */
   async create(record: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
-      // The quota's read of the other shards comes first: were it inside `insert`, the job would
-      // overtake the record, and a worker that took the job before the record landed would
-      // find no record, skip the job, and leave the task 'queued' for good.
+      // With several shards the quota reads the other shards first (one round trip); inside
+      // `insert` it would let the job overtake the record.
       const room = await this.store.roomFor(stored, options.maxLiveForOwner);
-      const [inserted, enqueued] = await Promise.allSettled([
-        this.store.insert(stored, this.provisionalTtlMs, room),
-        this.queueOf(stored.taskId).enqueue(stored),
-      ]);
-      if (inserted.status === 'rejected') {
-        // An id taken by another task keeps that task's job; anything else leaves nothing behind.
-        if (enqueued.status === 'fulfilled' && !isDuplicate(inserted.reason)) void this.undoCreate(stored);
-        throw inserted.reason;
+      const { recordError, jobError } = await this.sendRecordAndJob(stored, room);
+      if (recordError !== undefined) {
+        // A refused insert added no job; any other failure may have left one to remove.
+        if (!isRefusal(recordError)) void this.undoCreate(stored);
+        throw recordError;
       }
-      try {
-        if (enqueued.status === 'rejected') throw enqueued.reason;
-        signal.throwIfAborted();
-        await this.store.finalizeExpiry(stored);
-      } catch (error) {
+      if (jobError !== undefined || signal.aborted) {
+        // The caller is told it failed (or already was, by the deadline): nothing may run.
         void this.undoCreate(stored);
-        throw error;
+        throw jobError ?? signal.reason;
       }
       return stored;
     });
+  }
+
+  /**
+   * A fresh random id cannot be taken, so the two inserts go out back to back. An id a client
+   * chose may be taken by a task whose job a worker is removing right now: only a MULTI keeps
+   * the duplicate's job insert from slipping in behind that removal (and it costs more CPU).
+   */
+  private async sendRecordAndJob(
+    record: TaskRecord,
+    room: LiveRoom | undefined,
+  ): Promise<{ recordError?: unknown; jobError?: unknown }> {
+    const queue = this.queueOf(record.taskId);
+    if (record.clientTaskId === undefined) {
+      const [inserted, enqueued] = await Promise.allSettled([this.store.insert(record, room), queue.enqueue(record)]);
+      if (inserted.status === 'rejected') return { recordError: inserted.reason };
+      return enqueued.status === 'rejected' ? { jobError: enqueued.reason } : {};
+    }
+    try {
+      const transaction = await queue.transaction();
+      const [[jobError] = [null]] = await this.store.insertWithJob(record, room, transaction, (multi) =>
+        queue.addTo(multi, record),
+      );
+      return jobError ? { jobError } : {};
+    } catch (error) {
+      return { recordError: error };
+    }
   }
 
   /** The record; while its running job's lock has lapsed (its worker died), it says so. */
@@ -276,7 +282,6 @@ export class BullmqTaskRuntime implements TaskRuntime {
     return withDeadline(what, this.operationTimeoutMs, async (signal) => {
       await whenReady(this.client, signal);
       await this.events.ready;
-      await this.scriptsLoaded;
       signal.throwIfAborted();
       return operation(signal);
     });
@@ -307,17 +312,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 }
 
-function isDuplicate(error: unknown): boolean {
-  return error instanceof DuplicateTaskError;
-}
-
-/**
- * Preloads the record scripts. Before the first connection this fails at once (no offline
- * queue) and the 'ready' handler loads them; if loading fails later, a script that is missing
- * is loaded by its first NOSCRIPT retry.
- */
-function whenScriptsLoaded(client: RedisClient): Promise<void> {
-  return preloadScripts(client).catch(() => {
-    // Redis not there yet: operations fail on their own deadline, and the next 'ready' loads again.
-  });
+/** The insert said no (the id is taken, or the quota is used up): nothing was created. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof DuplicateTaskError || (error instanceof TaskError && error.code === 'LIMIT_EXCEEDED');
 }

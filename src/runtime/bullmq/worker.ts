@@ -2,8 +2,8 @@
  * Runs task jobs with a `TaskExecutor` (the app's tools). Any number of processes may run a
  * `TaskWorker` on the same prefix and queue; each:
  *
- * - re-reads the record before running and skips a task that is gone or already ended (cancelled
- *   while queued, or a job whose creation failed half-way);
+ * - starts a fresh job from the record snapshot it carries (no read: see jobs.ts), and reads the
+ *   record before any other run, skipping a task that is gone or already ended;
  * - turns progress into `statusMessage` and writes the outcome with `outcomeChange` (a late
  *   outcome after a cancel is dropped by the state machine);
  * - aborts a running method when any process cancels its task (pub/sub on the cancel channel);
@@ -23,10 +23,10 @@ import { createConsoleLogger, type Logger } from '../../tools/logger.js';
 import { limitRepeats } from '../../tools/repeat-limiter.js';
 import { closeClient, createRedisClient, type RedisClient, type RedisConnection, withDeadline } from './connection.js';
 import { RedisChannelSubscription } from './events.js';
-import type { TaskJobData } from './jobs.js';
+import { type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { ProgressWriter } from './progress-writer.js';
-import { RedisTaskStore } from './record-store.js';
+import { RedisTaskStore, type StoredRecord } from './record-store.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -98,6 +98,8 @@ const ABORTED_METHODS_GRACE_MS = 2000;
 
 interface RunningTask {
   readonly controller: AbortController;
+  /** The newest version of the record this run knows (read or written), to write the outcome against. */
+  known?: StoredRecord;
   /** Aborted because this worker shuts down (the job goes back to the queue), not by a cancel. */
   shuttingDown: boolean;
   /** A question went unanswered past the grace period: the run must end in a park. */
@@ -106,6 +108,15 @@ interface RunningTask {
 
 /** How long a run shows the runtime's note (`queued`, ...) before it is cleared for progress. */
 const STARTED_NOTE_DELAY_MS = 100;
+
+/**
+ * How long a cancel heard for a task this process is not running is remembered. Its message
+ * and the job can reach this process in either order (separate connections), so a job that
+ * starts just after its cancel was heard must still find out; milliseconds would do.
+ */
+const RECENT_CANCEL_MS = 60_000;
+/** At most this many remembered cancels; the oldest go first. */
+const MAX_RECENT_CANCELS = 10_000;
 
 /** A parked job with no TTL to bound it still wakes up some day, finds no answer, and parks again. */
 const MAX_PARK_MS = 365 * 24 * 3600 * 1000;
@@ -126,6 +137,7 @@ export class TaskWorker {
   /** Runs holding their slot for an answer, by task id. */
   private readonly answerWaiters = new Map<string, Set<() => void>>();
   private readonly inputGraceMs: number;
+  private readonly clock: () => number;
   /** One BullMQ worker per consumed shard. */
   private readonly workers: readonly Worker<TaskJobData, void>[];
   private readonly slots: ToolSlots;
@@ -136,6 +148,8 @@ export class TaskWorker {
    */
   private readonly processSlots: ToolSlots | undefined;
   private readonly running = new Map<string, RunningTask>();
+  /** Cancels heard for tasks not running here, by task id, with when (insertion order = age). */
+  private readonly recentCancels = new Map<string, number>();
   /** Record writes made from BullMQ event handlers; `close` waits for them. */
   private readonly pendingWrites = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
@@ -148,11 +162,15 @@ export class TaskWorker {
     this.shutdownGraceMs = options.shutdownGraceMs ?? 10_000;
     this.client = createRedisClient(options.connection, 'worker', this.logger, `${this.names.queue}:worker`);
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:cancels`);
-    this.store = new RedisTaskStore(this.client, this.names, options.clock);
+    this.clock = options.clock ?? Date.now;
+    this.store = new RedisTaskStore(this.client, this.names, this.clock);
     this.slots = new ToolSlots((tool) => this.executor.concurrencyOf?.(tool));
     this.cancels = new RedisChannelSubscription(this.subscriber, this.names.cancelChannel, (taskId) => {
-      // Every worker process hears every cancel; only the one running the task has it here.
-      this.running.get(taskId)?.controller.abort(new Error('The task was cancelled'));
+      // Every worker process hears every cancel; only the one running the task has it here, or
+      // is about to (its job is on the way): see `abortIfCancelled`.
+      const run = this.running.get(taskId);
+      if (run) run.controller.abort(new Error('The task was cancelled'));
+      else this.rememberCancel(taskId);
     });
     this.inputGraceMs = options.inputGraceMs ?? 2000;
     this.answers = new RedisChannelSubscription(this.subscriber, this.names.answersChannel, (taskId) => {
@@ -262,11 +280,13 @@ export class TaskWorker {
     const controller = new AbortController();
     bullSignal?.addEventListener('abort', () => controller.abort(bullSignal.reason), { once: true });
     const run: RunningTask = { controller, shuttingDown: false, paused: false };
-    // Registered before the record is read: a cancel either shows in that read or reaches `run`.
+    // Registered before anything is read: a cancel heard from now on reaches `run`, and one
+    // heard before is in `recentCancels`.
     this.running.set(taskId, run);
+    this.abortIfCancelled(taskId, run);
     try {
       // The job names its tool, so the slot is taken before any Redis read; a task gone or ended
-      // meanwhile (cancelled while queued) stops at the read.
+      // meanwhile (cancelled while queued) stops at the read or by the cancel above.
       const releaseProcessSlot = this.processSlots ? await this.processSlots.acquire('', controller.signal) : () => {};
       if (!releaseProcessSlot) return this.afterAbort(job, token, run);
       const releaseToolSlot = await this.slots.acquire(job.data.tool, controller.signal);
@@ -280,14 +300,21 @@ export class TaskWorker {
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
-        const started = await this.store.read(taskId);
-        if (!started || isTerminal(started.record.status)) return;
+        const started = startSnapshot(job, this.clock()) ?? (await this.store.read(taskId));
+        if (!started || isTerminal(started.record.status) || controller.signal.aborted) return;
+        run.known = started;
+        const remember = (written: StoredRecord | undefined) => {
+          if (written && Number(written.version) > Number(run.known?.version ?? 0)) run.known = written;
+        };
         // A quick run goes straight from "queued" to its outcome; only a run that lasts gets the
         // note cleared for its progress. That saves a write per task where tasks are short.
         if (isRuntimeNote(started.record.statusMessage)) {
-          startedNote = setTimeout(() => this.track(this.store.update(taskId, startedChange)), STARTED_NOTE_DELAY_MS);
+          startedNote = setTimeout(
+            () => this.track(this.store.update(taskId, startedChange).then(remember)),
+            STARTED_NOTE_DELAY_MS,
+          );
         }
-        const progress = new ProgressWriter(this.store, taskId, this.logger);
+        const progress = new ProgressWriter(this.store, taskId, this.logger, remember);
         let outcome: TaskOutcome;
         const record = started.record;
         const control: ExecutionControl = {
@@ -320,14 +347,30 @@ export class TaskWorker {
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
         // A cancelled task is terminal already: the state machine drops this late outcome.
-        // Start from the version read at the start: with no write since, that saves a read.
-        await this.store.update(taskId, outcomeChange(outcome), undefined, started);
+        // Written against the newest version this run knows: with no other writer, no read.
+        await this.store.update(taskId, outcomeChange(outcome), undefined, run.known);
       } finally {
         clearTimeout(startedNote);
         release();
       }
     } finally {
       this.running.delete(taskId);
+    }
+  }
+
+  /** Aborts `run` when its task's cancel was heard before the run was registered. */
+  private abortIfCancelled(taskId: string, run: RunningTask): void {
+    if (!this.recentCancels.delete(taskId)) return;
+    run.controller.abort(new Error('The task was cancelled'));
+  }
+
+  private rememberCancel(taskId: string): void {
+    const now = Date.now();
+    this.recentCancels.delete(taskId);
+    this.recentCancels.set(taskId, now);
+    for (const [id, heardAt] of this.recentCancels) {
+      if (this.recentCancels.size <= MAX_RECENT_CANCELS && now - heardAt < RECENT_CANCEL_MS) break;
+      this.recentCancels.delete(id);
     }
   }
 
@@ -400,6 +443,8 @@ export class TaskWorker {
    */
   private async park(job: Job<TaskJobData, void>, token: string | undefined, record: TaskRecordLike): Promise<void> {
     const until = Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
+    // The next run must read the record (answers, steps), not start from the snapshot.
+    await this.dropStartSnapshot(job);
     await job.moveToDelayed(until, token);
     const fresh = await this.store.get(record.taskId);
     if (fresh && !isTerminal(fresh.status) && !hasOutstandingInput(fresh)) {
@@ -422,9 +467,16 @@ export class TaskWorker {
     await this.store.update(job.id as string, (current) =>
       current.status === 'working' ? requeuedChange(REQUEUED_AFTER_SHUTDOWN_MESSAGE) : undefined,
     );
+    // The run may have stored steps or asked questions: the next one reads the record.
+    await this.dropStartSnapshot(job);
     await job.moveToWait(token);
     // Tells BullMQ the job was moved by us: neither complete nor fail it.
     throw new WaitingError();
+  }
+
+  private async dropStartSnapshot(job: Job<TaskJobData, void>): Promise<void> {
+    if (!job.data.start) return;
+    await job.updateData(withoutStart(job.data));
   }
 
   /** BullMQ's verdict on a failed attempt: `finishedOn` is set only when it gives up. */
@@ -453,6 +505,19 @@ export class TaskWorker {
       .finally(() => this.pendingWrites.delete(tracked));
     this.pendingWrites.add(tracked);
   }
+}
+
+/**
+ * The record a job may start from without reading it: the snapshot the job carries, on the
+ * job's first run only (a retry or a lost worker's run may follow writes the snapshot lacks),
+ * and not past the task's expiry (its record is gone). `undefined`: read the record.
+ */
+export function startSnapshot(job: Job<TaskJobData, void>, now: number): StoredRecord | undefined {
+  const start = job.data.start;
+  if (!start || job.attemptsMade > 0 || (job.stalledCounter ?? 0) > 0) return undefined;
+  if (expiresAt(start) <= now) return undefined;
+  // The insert stores version 1 (record-store.ts); any later write that matters removed `start`.
+  return { record: start, version: '1' };
 }
 
 /** The shards named by `indexes` (all when omitted); throws naming an index that is not a shard. */

@@ -1,0 +1,328 @@
+/**
+ * What a task costs in Redis on the usual path, and the guards that make the cheap path safe:
+ * a create sends its record and its job together (one round trip); a worker starts a fresh job
+ * from the snapshot the job carries (no read) and writes the outcome without a conflict; a
+ * refused create adds no job; a cancel that races the job reaches it either way.
+ *
+ * Commands are observed by wrapping ioredis's `sendCommand` in this process and keeping only
+ * those naming this test's keys (and MULTI/EXEC).
+ */
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { answerChange } from '../../src/engine/inputs.js';
+import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js';
+import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
+import { BullmqTaskRuntime, type TaskWorkerSettings } from '../../src/runtime/bullmq/index.js';
+import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
+import { RedisTaskStore } from '../../src/runtime/bullmq/record-store.js';
+import { waitUntil } from '../contract/runtime-contract.js';
+import {
+  deleteKeysUnder,
+  describeWithRedis,
+  newRecord,
+  quietLogger,
+  REDIS_URL,
+  randomPrefix,
+  waitForRecord,
+  withRedis,
+} from './support.js';
+
+const DONE: TaskOutcome = { kind: 'result', result: { content: [] }, isError: false };
+
+interface Sent {
+  /** The ioredis connection name: the runtime's (`…:runtime`) or the worker's (`…:worker`). */
+  readonly connection: string;
+  readonly name: string;
+  /** The first key the command names (for EVALSHA/EVAL: after the sha and the key count). */
+  readonly key: string;
+}
+
+/** Records every command whose arguments mention `prefix`, and the order of sends and replies. */
+function observeCommands(prefix: string) {
+  const sent: Sent[] = [];
+  const order: string[] = [];
+  const original = Redis.prototype.sendCommand;
+  Redis.prototype.sendCommand = function (this: Redis, command, stream) {
+    const args = (command as unknown as { args: unknown[] }).args.map(String);
+    // MULTI and EXEC name no key; this file's clients are the only ones in its process.
+    if (args.some((arg) => arg.includes(prefix)) || command.name === 'multi' || command.name === 'exec') {
+      const name = command.name.toLowerCase();
+      const key = name === 'evalsha' || name === 'eval' ? (args[2] ?? '') : (args[0] ?? '');
+      const entry = { connection: String(this.options.connectionName), name, key };
+      sent.push(entry);
+      order.push(`send ${describe(entry)}`);
+      command.promise.then(
+        () => order.push(`reply ${describe(entry)}`),
+        () => order.push(`reply ${describe(entry)}`),
+      );
+    }
+    return original.call(this, command, stream);
+  } as typeof original;
+  return {
+    sent,
+    order,
+    reset() {
+      sent.length = 0;
+      order.length = 0;
+    },
+    restore() {
+      Redis.prototype.sendCommand = original;
+    },
+  };
+}
+
+async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function describe(entry: Sent): string {
+  if (entry.key.includes(':task:')) return `${entry.name} record`;
+  if (entry.key.endsWith(':wait')) return `${entry.name} job-insert`;
+  return entry.key === '' ? entry.name : `${entry.name} ${entry.key}`;
+}
+
+describeWithRedis('bullmq round trips per task', () => {
+  let prefix: string;
+  let runtime: BullmqTaskRuntime | undefined;
+  let observed: ReturnType<typeof observeCommands> | undefined;
+
+  beforeEach(() => {
+    prefix = randomPrefix();
+  });
+
+  afterEach(async () => {
+    observed?.restore();
+    observed = undefined;
+    await runtime?.close();
+    runtime = undefined;
+    await deleteKeysUnder(prefix);
+  });
+
+  async function start(worker?: TaskWorkerSettings): Promise<BullmqTaskRuntime> {
+    runtime = new BullmqTaskRuntime({
+      connection: REDIS_URL,
+      prefix,
+      logger: quietLogger,
+      ...(worker && { worker: { shutdownGraceMs: 200, logger: quietLogger, ...worker } }),
+    });
+    await runtime.worker?.started;
+    return runtime;
+  }
+
+  function jobsWaiting(): Promise<number> {
+    const queue = new Queue(runtimeNames(prefix).shards[0]?.queue as string, {
+      connection: { url: REDIS_URL },
+      prefix,
+    });
+    return queue.getWaitingCount().finally(() => queue.close());
+  }
+
+  it('creates with the record and the job sent together: both go out before either reply', async () => {
+    const rt = await start();
+    await rt.create(newRecord({})); // the first use of each script on a connection sends its source
+    observed = observeCommands(prefix);
+    for (let index = 0; index < 5; index++) {
+      observed.reset();
+      await rt.create(newRecord({ index }));
+      expect(observed.order).toEqual([
+        expect.stringMatching(/^send evalsha record$/),
+        expect.stringMatching(/^send evalsha job-insert$/),
+        expect.stringMatching(/^reply evalsha record$/),
+        expect.stringMatching(/^reply evalsha job-insert$/),
+      ]);
+    }
+  });
+
+  it('creates under an id a client chose in one MULTI, so no other connection runs between record and job', async () => {
+    const rt = await start();
+    await rt.create(newRecord({}, { clientTaskId: 'warm-up' }));
+    observed = observeCommands(prefix);
+    await rt.create(newRecord({}, { clientTaskId: 'chosen' }));
+    const sends = observed.order.filter((step) => step.startsWith('send '));
+    expect(sends).toEqual(['send multi', 'send evalsha record', 'send evalsha job-insert', 'send exec']);
+  });
+
+  it('starts a fresh job without reading its record, and writes the outcome once, without a conflict', async () => {
+    const ran: string[] = [];
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord) {
+        ran.push(record.taskId);
+        return DONE;
+      },
+    };
+    const rt = await start({ executor, concurrency: 4 });
+    const warm = await rt.create(newRecord({}));
+    await waitForRecord(rt, warm.taskId, (record) => record.status === 'completed');
+    observed = observeCommands(prefix);
+    const tasks = await Promise.all([1, 2, 3, 4, 5, 6].map((index) => rt.create(newRecord({ index }))));
+    for (const task of tasks) await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
+    // Per task, the worker's only command on its record is the outcome's compare-and-set,
+    // which wins at once (a lost race would re-read and send it again); it never reads it.
+    for (const task of tasks) {
+      const byWorker = observed.sent.filter(
+        (entry) => entry.connection.endsWith(':worker') && entry.key.endsWith(`:task:${task.taskId}`),
+      );
+      expect(byWorker.map((entry) => entry.name)).toEqual(['evalsha']);
+    }
+    expect(ran).toEqual(expect.arrayContaining(tasks.map((task) => task.taskId)));
+  });
+
+  it('adds no job for a create refused as a duplicate, even while the first task’s job is being removed', async () => {
+    let runs = 0;
+    const executor: TaskExecutor = {
+      async execute() {
+        runs++;
+        return DONE;
+      },
+    };
+    const rt = await start({ executor, concurrency: 4 });
+    // Ids a client chose (SEP-1686) are the only ones that can be taken. Each duplicate is sent
+    // as soon as its first task completes, while the worker is removing that task's job: sent
+    // apart from the record's insert, a job insert landing after that removal would add a job.
+    const firsts = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => newRecord({ which: 'first' }, { clientTaskId: `client-${index}` })),
+    );
+    await Promise.all(
+      firsts.map(async (first) => {
+        await rt.create(first);
+        await waitForRecord(rt, first.taskId, (record) => record.status === 'completed');
+        await expect(rt.create({ ...first, args: { which: 'second' } })).rejects.toMatchObject({
+          code: 'DUPLICATE_TASK',
+        });
+      }),
+    );
+    // A task created after the refusals runs and completes: by then a wrongly added job would have run too.
+    const later = await rt.create(newRecord({ which: 'later' }));
+    await waitForRecord(rt, later.taskId, (record) => record.status === 'completed');
+    await eventually(async () => (await jobsWaiting()) === 0);
+    expect(runs).toBe(firsts.length + 1);
+    expect((await rt.get(firsts[0]?.taskId as string))?.args).toEqual({ which: 'first' });
+  });
+
+  it('adds no job for a create over the quota, and the same id can be created once there is room', async () => {
+    const rt = await start();
+    const owner = 'quota-owner';
+    const blocking = await rt.create(newRecord({}, { owner }), { maxLiveForOwner: 1 });
+    const retried = newRecord({ which: 'retried' }, { owner });
+    await expect(rt.create(retried, { maxLiveForOwner: 1 })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    expect(await jobsWaiting()).toBe(1);
+    await rt.cancel(blocking.taskId, 'make room');
+    // The refusal's placeholder does not swallow the job of the create that succeeds.
+    await rt.create(retried, { maxLiveForOwner: 1 });
+    expect(await jobsWaiting()).toBe(1);
+    const executor: TaskExecutor = { execute: async () => DONE };
+    await rt.close();
+    const withWorker = await start({ executor });
+    await waitForRecord(withWorker, retried.taskId, (record) => record.status === 'completed');
+  });
+
+  it('never starts a job from its snapshot once its task was cancelled: the cancel removes the snapshot', async () => {
+    const rt = await start();
+    const task = await rt.create(newRecord({}));
+    const queueName = runtimeNames(prefix).shards[0]?.queue as string;
+    const queue = new Queue(queueName, { connection: { url: REDIS_URL }, prefix });
+    try {
+      expect((await queue.getJob(task.taskId))?.data.start?.taskId).toBe(task.taskId);
+      // The cancel's record write, without the job removal that follows it in `cancel`: the
+      // state a worker meets when it takes the job between the two.
+      await withRedis(async (client) => {
+        const store = new RedisTaskStore(client, runtimeNames(prefix));
+        await store.update(task.taskId, { status: 'cancelled', statusMessage: 'by test' });
+      });
+      expect((await queue.getJob(task.taskId))?.data.start).toBeUndefined();
+    } finally {
+      await queue.close();
+    }
+    let runs = 0;
+    await rt.close();
+    const withWorker = await start({
+      executor: {
+        async execute() {
+          runs++;
+          return DONE;
+        },
+      },
+    });
+    await eventually(async () => (await jobsWaiting()) === 0);
+    const marker = await withWorker.create(newRecord({}));
+    await waitForRecord(withWorker, marker.taskId, (record) => record.status === 'completed');
+    expect(runs).toBe(1);
+    expect((await withWorker.get(task.taskId))?.status).toBe('cancelled');
+  });
+
+  it('stops a job whose cancel was heard before the job reached this worker', async () => {
+    let release: () => void = () => {};
+    const started: string[] = [];
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord) {
+        started.push(record.taskId);
+        if (record.tool === 'hold') await new Promise<void>((resolve) => (release = resolve));
+        return DONE;
+      },
+    };
+    const rt = await start({ executor, concurrency: 1 });
+    const holder = await rt.create(newRecord({}, { tool: 'hold' }));
+    await waitUntil(() => started.includes(holder.taskId));
+    // Queued behind the holder, with its snapshot: the worker will take it without a read.
+    const raced = await rt.create(newRecord({}));
+    // A cancel that ran after the worker took the job, as the worker sees it: the record says
+    // cancelled, the job still carries its snapshot, and the message arrives first.
+    await withRedis(async (client) => {
+      const names = runtimeNames(prefix);
+      const key = names.record(raced.taskId);
+      const stored = JSON.parse((await client.hget(key, 'record')) as string) as TaskRecord;
+      const cancelled = { ...stored, status: 'cancelled', statusMessage: 'raced', lastUpdatedAt: Date.now() };
+      await client.hset(key, 'record', JSON.stringify(cancelled), 'version', '2');
+      await client.publish(names.cancelChannel, raced.taskId);
+    });
+    release();
+    await waitForRecord(rt, holder.taskId, (record) => record.status === 'completed');
+    await eventually(async () => (await jobsWaiting()) === 0);
+    const marker = await rt.create(newRecord({}));
+    await waitForRecord(rt, marker.taskId, (record) => record.status === 'completed');
+    expect(started).not.toContain(raced.taskId);
+    expect((await rt.get(raced.taskId))?.status).toBe('cancelled');
+  });
+
+  it('runs a parked job again from its record, with its answers, not from the snapshot it was created with', async () => {
+    const runs: { record: TaskRecord; resumed: boolean }[] = [];
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord, control: ExecutionControl) {
+        runs.push({ record, resumed: control.placement?.resumed ?? false });
+        const answer = await control.ask('approve', {
+          question: 'approve',
+          params: { mode: 'form', message: 'Approve?', requestedSchema: { type: 'object', properties: {} } },
+        });
+        return { kind: 'result', result: { content: [{ type: 'text', text: answer.action }] }, isError: false };
+      },
+    };
+    const rt = await start({ executor, inputGraceMs: 20 });
+    const task = await rt.create(newRecord({}));
+    await waitForRecord(rt, task.taskId, (record) => record.status === 'input_required');
+    // Parked once the grace period is over: the job sits in the delayed set.
+    const queue = new Queue(runtimeNames(prefix).shards[0]?.queue as string, {
+      connection: { url: REDIS_URL },
+      prefix,
+    });
+    try {
+      await eventually(async () => (await queue.getDelayedCount()) === 1);
+      expect((await queue.getJob(task.taskId))?.data.start).toBeUndefined();
+    } finally {
+      await queue.close();
+    }
+    await rt.answer(
+      task.taskId,
+      (current) => answerChange(current, { approve: { action: 'accept', content: {} } }, () => undefined).change,
+    );
+    const done = await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
+    expect(done.outcome).toMatchObject({ result: { content: [{ text: 'accept' }] } });
+    expect(runs).toHaveLength(2);
+    expect(runs[1]?.resumed).toBe(true);
+    expect(runs[1]?.record.inputAnswers?.approve).toEqual({ action: 'accept', content: {} });
+  });
+});

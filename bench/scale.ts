@@ -10,7 +10,8 @@
  * setup), and the Redis servers. Every setup is served by the same processes, started once, so
  * only the shard count and the Redis setup differ; rounds are interleaved across setups. Each
  * round records the CPU time of every process (Node: `process.cpuUsage`; Redis: `INFO cpu`),
- * which shows where the machine's cores go.
+ * which shows where the machine's cores go, and the commands each Redis server ran (`INFO
+ * commandstats`), which shows how the work spreads over the masters whatever the machine's load.
  *
  *   node --conditions=mcp-task-server-source --import tsx bench/scale.ts
  */
@@ -35,7 +36,7 @@ interface Sample {
   readonly redisCalls: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 
-/** A Redis server whose CPU we read, and the setups it serves. */
+/** A Redis server whose counters we read, and which setups run on it. */
 interface RedisServer {
   readonly name: string;
   readonly client: Redis;

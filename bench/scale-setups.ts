@@ -22,6 +22,11 @@ export interface ScaleSetup {
    * counts the owner's live tasks on the N - 1 others; `null` turns the bound off.
    */
   readonly maxLiveTasksPerOwner?: null;
+  /**
+   * Worker process `i` consumes shard `i mod shards` only (`consumeShards`, as
+   * `TASK_WORKER_SHARDS` does), instead of every shard with its concurrency split among them.
+   */
+  readonly workerPerShard?: true;
 }
 
 /** Parent → child. */
@@ -42,8 +47,10 @@ export type ScaleReply =
 /** How a child is given its setups: one JSON argument. */
 export interface ScaleChildArgs {
   readonly setups: readonly ScaleSetup[];
-  /** Worker processes only: jobs this process runs at once, divided among the shards of a setup. */
+  /** Worker processes only: jobs this process runs at once, divided among the shards it consumes. */
   readonly concurrency?: number;
+  /** Worker processes only: this process's position among them, from 0. */
+  readonly index?: number;
 }
 
 /** Wires a child's IPC channel to `handle`; a child whose parent is gone exits. */

@@ -1,14 +1,15 @@
 /**
  * A worker process of `bench/scale.ts`: a `TaskWorker` with a no-op executor for every queue of
- * the setups, each consuming all of its setup's shards (the default), so every setup is served
- * by the same processes and only the shard count differs. Idle workers only wait on Redis.
+ * the setups, each consuming all of its setup's shards (the default) or, for a setup with one
+ * worker process per shard, the shard of this process's index. Every setup is served by the
+ * same processes, so only the shards and their layout differ. Idle workers only wait on Redis.
  */
 import { TaskWorker } from '../src/runtime/bullmq/index.js';
 import { silentLogger } from '../src/tools/logger.js';
 import { childArgs, cpuReply, serveParent } from './scale-setups.js';
 import { noopExecutor } from './support.js';
 
-const { setups, concurrency } = childArgs();
+const { setups, concurrency, index = 0 } = childArgs();
 const byQueue = new Map(setups.map((setup) => [setup.queue, setup]));
 const workers = [...byQueue.values()].map(
   (setup) =>
@@ -19,6 +20,7 @@ const workers = [...byQueue.values()].map(
       prefix: setup.prefix,
       queue: setup.queue,
       shards: setup.shards,
+      ...(setup.workerPerShard && { consumeShards: [index % setup.shards] }),
       logger: silentLogger,
     }),
 );

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     const workers = Array.from(
       { length: WORKER_PROCESSES },
       (_, index) =>
-        new ScaleChild(`worker ${index + 1}`, './scale-worker.ts', { setups, concurrency: WORKER_CONCURRENCY }),
+        new ScaleChild(`worker ${index + 1}`, './scale-worker.ts', { setups, concurrency: WORKER_CONCURRENCY, index }),
     );
     const children = [load, ...workers];
     teardown.add(() => Promise.all(children.map((child) => child.stop())));
@@ -164,7 +164,15 @@ function setupsFor(cluster: LocalCluster, single: LocalRedis): ScaleSetup[] {
     name: 'cluster, 3 shards, no live-task bound',
     maxLiveTasksPerOwner: null,
   };
-  return [onCluster(1), onCluster(2), onCluster(3), unbounded, onSingle(1), onSingle(3)];
+  // As many worker processes as shards: each takes one shard with all of its concurrency.
+  const workerPerShard: ScaleSetup = {
+    ...onCluster(WORKER_PROCESSES),
+    id: `cluster-${WORKER_PROCESSES}-pinned`,
+    name: `cluster, ${WORKER_PROCESSES} shards, one worker process per shard`,
+    queue: `cluster${WORKER_PROCESSES}pinned`,
+    workerPerShard: true,
+  };
+  return [onCluster(1), onCluster(2), onCluster(3), unbounded, workerPerShard, onSingle(1), onSingle(3)];
 }
 
 function redisServers(cluster: LocalCluster, single: LocalRedis): RedisServer[] {
@@ -290,6 +298,11 @@ function rows(samples: Record<string, Sample[]>, servers: readonly RedisServer[]
     throughput('no-op tasks/s, 1 shard: cluster vs single Redis', 'cluster-1', 'single-1'),
     throughput('no-op tasks/s, single Redis: 3 shards vs 1', 'single-3', 'single-1'),
     throughput('no-op tasks/s, cluster 3 shards: live-task bound off vs on', 'cluster-3-unbounded', 'cluster-3'),
+    throughput(
+      `no-op tasks/s, cluster ${WORKER_PROCESSES} shards: a worker process per shard vs all on each`,
+      `cluster-${WORKER_PROCESSES}-pinned`,
+      `cluster-${WORKER_PROCESSES}`,
+    ),
     busiest('busiest node, commands per task, cluster: 2 shards vs 1', 'cluster-2', 'cluster-1', redisCommands, 'cmds'),
     busiest('busiest node, commands per task, cluster: 3 shards vs 1', 'cluster-3', 'cluster-1', redisCommands, 'cmds'),
     busiest('busiest node, CPU per task, cluster: 3 shards vs 1', 'cluster-3', 'cluster-1', redisCpu, 'µs'),

@@ -25,25 +25,25 @@ export function childTypes(type: TypeIR): TypeIR[] {
 
 /** Rebuilds a type with `transform` applied to every child, bottom-up, then to the type itself. */
 export function mapType(type: TypeIR, transform: (type: TypeIR) => TypeIR): TypeIR {
-  const recurse = (child: TypeIR): TypeIR => mapType(child, transform);
+  // Children are mapped by direct calls: no per-node closure, since watch runs this on every tool.
   switch (type.kind) {
     case 'array':
-      return transform({ ...type, items: recurse(type.items) });
+      return transform({ ...type, items: mapType(type.items, transform) });
     case 'tuple':
       return transform({
         ...type,
-        items: type.items.map(recurse),
-        ...(type.rest ? { rest: recurse(type.rest) } : {}),
+        items: type.items.map((item) => mapType(item, transform)),
+        ...(type.rest ? { rest: mapType(type.rest, transform) } : {}),
       });
     case 'object':
       return transform({
         ...type,
-        properties: type.properties.map((property) => ({ ...property, type: recurse(property.type) })),
+        properties: type.properties.map((property) => ({ ...property, type: mapType(property.type, transform) })),
       });
     case 'record':
-      return transform({ ...type, values: recurse(type.values) });
+      return transform({ ...type, values: mapType(type.values, transform) });
     case 'union':
-      return transform({ ...type, members: type.members.map(recurse) });
+      return transform({ ...type, members: type.members.map((member) => mapType(member, transform)) });
     default:
       return transform(type);
   }
@@ -70,4 +70,25 @@ export function someType(
     return target !== undefined && someType(target, predicate, resolve, seen);
   }
   return childTypes(type).some((child) => someType(child, predicate, resolve, seen));
+}
+
+/**
+ * Facts about finished IR, remembered per object. The IR `readProject` returns is never mutated,
+ * and `--watch` hands the emitters the very same objects for unchanged tools and types, so a pass
+ * over the whole manifest costs a lookup per tool instead of a walk. Not for IR still being built.
+ */
+export function remembered<K extends object, V>(memo: WeakMap<K, V>, key: K, compute: (key: K) => V): V {
+  let value = memo.get(key);
+  if (value === undefined) {
+    value = compute(key);
+    memo.set(key, value);
+  }
+  return value;
+}
+
+const referencedNamesMemo = new WeakMap<TypeIR, readonly string[]>();
+
+/** `referencedNames` of finished IR, remembered per object (see `remembered`). */
+export function namesReferencedBy(type: TypeIR): readonly string[] {
+  return remembered(referencedNamesMemo, type, referencedNames);
 }

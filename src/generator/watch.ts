@@ -11,6 +11,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import path from 'node:path';
 import { hasErrors } from './diagnostics.js';
 import { emitClientModule } from './emit/client.js';
+import { EmitCache } from './emit/emit-cache.js';
 import { emitTaskModule } from './emit/module.js';
 import { writeGenerated } from './files.js';
 import { diagnosticCount, formatDiagnostics } from './format-diagnostics.js';
@@ -58,6 +59,8 @@ export function watchProject(options: WatchOptions): WatchHandle {
       ...(options.include ? { include: options.include } : {}),
     });
   let session = openSession();
+  // Each tool's and named schema's code, reused while its IR and every type it reads are unchanged.
+  const emitCache = new EmitCache();
   let pending = new Set<string>();
   let firstChangeAt = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -87,7 +90,7 @@ export function watchProject(options: WatchOptions): WatchHandle {
       );
       return;
     }
-    const files = new Map([[options.out, emitTaskModule(ir, { projectDir, outFile: options.out })]]);
+    const files = new Map([[options.out, emitTaskModule(ir, { projectDir, outFile: options.out, cache: emitCache })]]);
     if (options.client) files.set(options.client, emitClientModule(ir));
     const written = writeGenerated(files);
     const refused = written.filter((file) => file.status === 'refused');

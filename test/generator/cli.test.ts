@@ -8,7 +8,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/generator/cli.js';
-import { copyFixture, fixtureTsconfig, REPO_ROOT, removeDir, scratchDir } from './helpers.js';
+import { copyFixture, fixtureTsconfig, REPO_ROOT, removeDir, scratchDir, TSC_TIMEOUT_MS } from './helpers.js';
 
 const OUT = 'src/__generated__/tasks.generated.ts';
 const copies: string[] = [];
@@ -77,18 +77,23 @@ describe('mcp-taskgen', () => {
     expect(readFileSync(target, 'utf8')).toBe('export const keep = 1;\n');
   });
 
-  it('prints every diagnostic with its frame and the count, exits 1 and writes nothing', () => {
-    // A directory without configuration: the fixture copies carry an `include` in package.json.
-    const cwd = scratchDir('no-config');
-    copies.push(cwd);
-    const failed = run(cwd, '--project', fixtureTsconfig('unsupported'), '--out', 'out/tasks.generated.ts');
-    expect(failed.exitCode).toBe(1);
-    expect(failed.stdout).toBe('');
-    expect(failed.stderr).toMatch(/^\.\.\/\.\.\/fixtures\/unsupported\/src\/\S+\.ts:\d+:\d+ - error MTG\d{4}: /);
-    expect(failed.stderr).toContain('\n  hint: ');
-    expect(failed.stderr).toMatch(/\nFound \d+ errors and \d+ warnings\.\n$/);
-    expect(existsSync(path.join(cwd, 'out'))).toBe(false);
-  });
+  it(
+    'prints every diagnostic with its frame and the count, exits 1 and writes nothing',
+    () => {
+      // A directory without configuration: the fixture copies carry an `include` in package.json.
+      const cwd = scratchDir('no-config');
+      copies.push(cwd);
+      const failed = run(cwd, '--project', fixtureTsconfig('unsupported'), '--out', 'out/tasks.generated.ts');
+      expect(failed.exitCode).toBe(1);
+      expect(failed.stdout).toBe('');
+      expect(failed.stderr).toMatch(/^\.\.\/\.\.\/fixtures\/unsupported\/src\/\S+\.ts:\d+:\d+ - error MTG\d{4}: /);
+      expect(failed.stderr).toContain('\n  hint: ');
+      expect(failed.stderr).toMatch(/\nFound \d+ errors and \d+ warnings\.\n$/);
+      expect(existsSync(path.join(cwd, 'out'))).toBe(false);
+      // Reads the whole `unsupported` fixture, which takes over 20 s on a loaded machine.
+    },
+    TSC_TIMEOUT_MS,
+  );
 
   it('exits 2 on bad usage and on a missing tsconfig', () => {
     const project = freshProject();

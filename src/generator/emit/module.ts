@@ -5,8 +5,9 @@
 import path from 'node:path';
 import { generatedHeader } from '../header.js';
 import type { CallArgumentIR, ManifestIR, QuestionIR, ToolIR, TypeIR } from '../ir.js';
-import { referencedNames, someType } from '../ir-walk.js';
+import { namesReferencedBy, remembered, someType } from '../ir-walk.js';
 import { compareStrings } from '../naming.js';
+import { type EmitCache, type EmitInputs, fingerprint } from './emit-cache.js';
 import { questionSchema, toolInputSchema, toolOutputSchema } from './json-schema.js';
 import {
   allocateNames,
@@ -36,6 +37,8 @@ export interface ModuleOptions {
   readonly projectDir: string;
   /** Where the module will be written (absolute). */
   readonly outFile: string;
+  /** Code built by earlier runs, for `--watch`: only what an edit changed is built again. */
+  readonly cache?: EmitCache;
 }
 
 /** The package the generated module imports its helpers from. */
@@ -44,32 +47,52 @@ export const RUNTIME_PACKAGE = 'mcp-task-server';
 export function emitTaskModule(ir: ManifestIR, options: ModuleOptions): string {
   const names = allocateNames(ir);
   const declared = new Set<string>();
-  const contextFor = (side: ZodSide): ZodContext => ({
-    side,
-    schemaNameOf: (typeName) => names.namedSchema(typeName, side),
-    isDeferred: (typeName) => !declared.has(names.namedSchema(typeName, side)),
-    enumBindingOf: names.enumBinding,
-    typeOf: (typeName) => ir.types[typeName]?.type,
-  });
+  const inputs: EmitInputs = { ir, names, isDeclared: (schemaName) => declared.has(schemaName) };
+  const { cache } = options;
+  /** Each unit's code is built from `inputs` alone, so that the cache can tell when to build it again. */
+  const build = <T>(key: string, own: string, unit: (inputs: EmitInputs) => T): T =>
+    cache ? cache.reuse(key, own, inputs, unit) : unit(inputs);
+
   const namedSchemas = namedSchemaOrder(ir).map((unit) => {
-    const name = names.namedSchema(unit.typeName, unit.side === 'both' ? 'input' : unit.side);
-    const definition = ir.types[unit.typeName] ?? missing(unit.typeName);
-    // Emitted before `declared` learns its own name, so that self-references are deferred.
-    const code = zodType(definition.type, contextFor(unit.side === 'both' ? 'input' : unit.side));
-    declared.add(name);
-    return [printConst(name, memo(code))];
+    const side = unit.side === 'both' ? 'input' : unit.side;
+    const text = build(`schema ${unitKey(unit)}`, '', (inputs) => namedSchemaConst(unit.typeName, side, inputs));
+    declared.add(names.namedSchema(unit.typeName, side));
+    return [text];
   });
+  const tools = ir.tools.map((tool) =>
+    build(`tool ${tool.name}`, fingerprint(tool), (inputs) => ({
+      consts: toolSchemaConsts(tool, inputs),
+      entry: toolEntry(tool, inputs),
+    })),
+  );
   const sections: string[][] = [
     generatedHeader(ir.sourceFiles),
     importLines(ir, names, options),
     ...namedSchemas,
-    ...ir.tools.map((tool) => toolSchemaConsts(tool, names, contextFor)),
-    [printConst('taskManifest', manifest(ir, names))],
+    ...tools.map((tool) => tool.consts),
+    [printConst('taskManifest', manifest(tools.map((tool) => tool.entry)))],
   ];
+  cache?.endRun();
   return `${sections
     .filter((lines) => lines.length > 0)
     .map((lines) => lines.join('\n'))
     .join('\n\n')}\n`;
+}
+
+function zodContext(side: ZodSide, { ir, names, isDeclared }: EmitInputs): ZodContext {
+  return {
+    side,
+    schemaNameOf: (typeName) => names.namedSchema(typeName, side),
+    isDeferred: (typeName) => !isDeclared(names.namedSchema(typeName, side)),
+    enumBindingOf: names.enumBinding,
+    typeOf: (typeName) => ir.types[typeName]?.type,
+  };
+}
+
+/** `export const AddressSchema = z.object(...)`; built before its own name is declared, so self-references are deferred. */
+function namedSchemaConst(typeName: string, side: ZodSide, inputs: EmitInputs): string {
+  const definition = inputs.ir.types[typeName] ?? missing(typeName);
+  return printConst(inputs.names.namedSchema(typeName, side), memo(zodType(definition.type, zodContext(side, inputs))));
 }
 
 /**
@@ -92,8 +115,10 @@ function importLines(ir: ManifestIR, names: ModuleNames, options: ModuleOptions)
   const helpers = ['defineTaskManifest', 'defineTaskTool', ...(usesUndefinedValue(ir) ? ['undefinedValue'] : [])];
   const lines = [`import { ${helpers.join(', ')} } from '${RUNTIME_PACKAGE}';`, "import { z } from 'zod';"];
   const bySpecifier = new Map<string, Set<string>>();
+  const specifiers = new Map<string, string>();
   const add = (module: string, exportName: string, binding: string) => {
-    const specifier = relativeImport(options.projectDir, options.outFile, module);
+    const specifier = specifiers.get(module) ?? relativeImport(options.projectDir, options.outFile, module);
+    specifiers.set(module, specifier);
     const clause = binding === exportName ? binding : `${exportName} as ${binding}`;
     bySpecifier.set(specifier, (bySpecifier.get(specifier) ?? new Set()).add(clause));
   };
@@ -111,18 +136,29 @@ function importLines(ir: ManifestIR, names: ModuleNames, options: ModuleOptions)
 
 /** Whether some property is a required key that may hold `undefined` (see `undefinedValue`). */
 function usesUndefinedValue(ir: ManifestIR): boolean {
-  const isRequiredKey = (type: TypeIR): boolean =>
-    type.kind === 'object' &&
-    type.properties.some((property) => property.keyRequired && property.default === undefined);
-  const resolve = () => undefined;
   return (
-    Object.values(ir.types).some((definition) => someType(definition.type, isRequiredKey, resolve)) ||
+    Object.values(ir.types).some((definition) => hasRequiredUndefinedKey(definition.type)) ||
     ir.tools.some(
       (tool) =>
-        someType(tool.input, isRequiredKey, resolve) ||
-        ('type' in tool.output && someType(tool.output.type, isRequiredKey, resolve)) ||
-        tool.questions.some((question) => someType(question.answer, isRequiredKey, resolve)),
+        hasRequiredUndefinedKey(tool.input) ||
+        ('type' in tool.output && hasRequiredUndefinedKey(tool.output.type)) ||
+        tool.questions.some((question) => hasRequiredUndefinedKey(question.answer)),
     )
+  );
+}
+
+const requiredUndefinedKeyMemo = new WeakMap<TypeIR, boolean>();
+
+/** In the type itself, not counting named types it refers to (those are checked on their own). */
+function hasRequiredUndefinedKey(type: TypeIR): boolean {
+  return remembered(requiredUndefinedKeyMemo, type, (own) =>
+    someType(
+      own,
+      (node) =>
+        node.kind === 'object' &&
+        node.properties.some((property) => property.keyRequired && property.default === undefined),
+      () => undefined,
+    ),
   );
 }
 
@@ -139,7 +175,7 @@ function namedSchemaOrder(ir: ManifestIR): SchemaUnit[] {
     const key = unitKey(unit);
     if (visited.has(key)) return;
     visited.add(key);
-    for (const dependency of referencedNames(ir.types[unit.typeName]?.type ?? missing(unit.typeName))) {
+    for (const dependency of namesReferencedBy(ir.types[unit.typeName]?.type ?? missing(unit.typeName))) {
       const next =
         byKey.get(unitKey({ typeName: dependency, side: 'both' })) ??
         byKey.get(unitKey({ ...unit, typeName: dependency }));
@@ -151,23 +187,24 @@ function namedSchemaOrder(ir: ManifestIR): SchemaUnit[] {
   return order;
 }
 
-function toolSchemaConsts(tool: ToolIR, names: ModuleNames, contextFor: (side: ZodSide) => ZodContext): string[] {
-  const consts = [printConst(names.toolInput(tool.name), memo(zodType(tool.input, contextFor('input'))))];
+function toolSchemaConsts(tool: ToolIR, inputs: EmitInputs): string[] {
+  const { names } = inputs;
+  const consts = [printConst(names.toolInput(tool.name), memo(zodType(tool.input, zodContext('input', inputs))))];
   if (hasOutputSchema(tool))
-    consts.push(printConst(names.toolOutput(tool.name), memo(zodType(tool.output.type, contextFor('output')))));
+    consts.push(printConst(names.toolOutput(tool.name), memo(zodType(tool.output.type, zodContext('output', inputs)))));
   return [consts.join('\n\n')];
 }
 
-function manifest(ir: ManifestIR, names: ModuleNames): Code {
+function manifest(entries: readonly Code[]): Code {
   return call('defineTaskManifest', [
     object([
       ['formatVersion', value(1)],
-      ['tools', { kind: 'array', items: ir.tools.map((tool) => toolEntry(tool, ir, names)) }],
+      ['tools', { kind: 'array', items: entries }],
     ]),
   ]);
 }
 
-function toolEntry(tool: ToolIR, ir: ManifestIR, names: ModuleNames): Code {
+function toolEntry(tool: ToolIR, { ir, names }: EmitInputs): Code {
   const classBinding = names.classBinding(tool.target);
   const inputName = names.toolInput(tool.name);
   const outputSchema = toolOutputSchema(tool, ir);

@@ -4,7 +4,7 @@
  * numeric suffix.
  */
 import type { ManifestIR, TargetIR, ToolIR, TypeIR } from '../ir.js';
-import { referencedNames, someType } from '../ir-walk.js';
+import { namesReferencedBy, remembered, someType } from '../ir-walk.js';
 import { compareStrings, toPascalCase } from '../naming.js';
 import type { ZodSide } from './zod.js';
 
@@ -40,12 +40,19 @@ export function hasOutputSchema(tool: ToolIR): tool is ToolIR & { output: { type
  * differently per side (string → Date in, Date → string out), so it gets a constant per side
  * it is used on; every other type gets one constant shared by both.
  */
-export function schemaUnits(ir: ManifestIR): SchemaUnit[] {
+export function schemaUnits(ir: ManifestIR): readonly SchemaUnit[] {
+  return remembered(schemaUnitsMemo, ir, computeSchemaUnits);
+}
+
+const schemaUnitsMemo = new WeakMap<ManifestIR, readonly SchemaUnit[]>();
+
+function computeSchemaUnits(ir: ManifestIR): SchemaUnit[] {
   const resolve = (name: string) => ir.types[name]?.type;
-  const sided = (name: string) => someType({ kind: 'ref', name }, (type) => type.kind === 'date-time', resolve);
+  const sidedNames = typesReaching(ir, containsDate);
+  const sided = (name: string) => sidedNames.has(name);
   const used = new Map<string, Set<ZodSide>>();
   const visit = (type: TypeIR, side: ZodSide): void => {
-    for (const name of referencedNames(type)) {
+    for (const name of namesReferencedBy(type)) {
       const sides = used.get(name) ?? new Set();
       if (sides.has(side)) continue;
       used.set(name, sides.add(side));
@@ -65,6 +72,38 @@ export function schemaUnits(ir: ManifestIR): SchemaUnit[] {
         if (used.get(name)?.has(side)) units.push({ typeName: name, side });
   }
   return units;
+}
+
+const dateMemo = new WeakMap<TypeIR, boolean>();
+
+/** Whether a `Date` is in the type itself, not counting named types it refers to. */
+function containsDate(type: TypeIR): boolean {
+  return remembered(dateMemo, type, (own) => someType(own, (node) => node.kind === 'date-time', noReferences));
+}
+
+const noReferences = () => undefined;
+
+/**
+ * The named types for which `holds` is true of the type itself or of a named type it refers to,
+ * however indirectly (cycles included): a walk backwards along references from where it holds.
+ */
+function typesReaching(ir: ManifestIR, holds: (type: TypeIR) => boolean): Set<string> {
+  const referrers = new Map<string, string[]>();
+  const reached: string[] = [];
+  for (const [name, definition] of Object.entries(ir.types)) {
+    if (holds(definition.type)) reached.push(name);
+    for (const target of namesReferencedBy(definition.type))
+      referrers.set(target, [...(referrers.get(target) ?? []), name]);
+  }
+  const result = new Set(reached);
+  for (let name = reached.pop(); name !== undefined; name = reached.pop()) {
+    for (const referrer of referrers.get(name) ?? []) {
+      if (result.has(referrer)) continue;
+      result.add(referrer);
+      reached.push(referrer);
+    }
+  }
+  return result;
 }
 
 export function unitKey(unit: SchemaUnit): string {
@@ -120,19 +159,39 @@ export function allocateNames(ir: ManifestIR): ModuleNames {
 }
 
 /** Every TS enum the schemas use, as `module#exportName` → export name. */
-export function enumImports(ir: ManifestIR): Map<string, string> {
-  const found = new Map<string, string>();
-  const collect = (type: TypeIR): boolean => {
-    if (type.kind === 'native-enum') found.set(`${type.module}#${type.exportName}`, type.exportName);
-    return false;
-  };
-  for (const definition of Object.values(ir.types)) someType(definition.type, collect, () => undefined);
-  for (const tool of ir.tools) {
-    someType(tool.input, collect, () => undefined);
-    if ('type' in tool.output) someType(tool.output.type, collect, () => undefined);
-    for (const question of tool.questions) someType(question.answer, collect, () => undefined);
-  }
-  return found;
+export function enumImports(ir: ManifestIR): ReadonlyMap<string, string> {
+  return remembered(enumImportsMemo, ir, (manifest) => {
+    const found = new Map<string, string>();
+    const collect = (type: TypeIR) => {
+      for (const [key, exportName] of enumsIn(type)) found.set(key, exportName);
+    };
+    for (const definition of Object.values(manifest.types)) collect(definition.type);
+    for (const tool of manifest.tools) {
+      collect(tool.input);
+      if ('type' in tool.output) collect(tool.output.type);
+      for (const question of tool.questions) collect(question.answer);
+    }
+    return found;
+  });
+}
+
+const enumImportsMemo = new WeakMap<ManifestIR, ReadonlyMap<string, string>>();
+const enumsMemo = new WeakMap<TypeIR, readonly (readonly [key: string, exportName: string])[]>();
+
+/** The TS enums in a type itself (not in named types it refers to). */
+function enumsIn(type: TypeIR): readonly (readonly [key: string, exportName: string])[] {
+  return remembered(enumsMemo, type, (own) => {
+    const found: [string, string][] = [];
+    someType(
+      own,
+      (node) => {
+        if (node.kind === 'native-enum') found.push([`${node.module}#${node.exportName}`, node.exportName]);
+        return false;
+      },
+      noReferences,
+    );
+    return found;
+  });
 }
 
 function classKey(target: TargetIR): string {

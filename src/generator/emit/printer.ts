@@ -53,14 +53,26 @@ export const memo = (body: Code): Code => ({ kind: 'memo', body });
 /** Printed memo subtrees by position and content; bounded, since a long watch session keeps adding. */
 const memoized = new Map<string, string>();
 const MEMO_LIMIT = 20_000;
+/**
+ * Printed memo subtrees by node and position: a node `--watch` reuses from an earlier run (see
+ * `EmitCache`) is found without serialising it to compute its content key.
+ */
+const printedNodes = new WeakMap<Code, Map<string, string>>();
 
 function printMemo(code: Code & { kind: 'memo' }, level: number, column: number): string {
-  const key = `${level}:${column}:${JSON.stringify(code.body)}`;
-  const known = memoized.get(key);
-  if (known !== undefined) return known;
-  const text = printCode(code.body, level, column);
-  if (memoized.size >= MEMO_LIMIT) memoized.clear();
-  memoized.set(key, text);
+  const position = `${level}:${column}`;
+  const byPosition = printedNodes.get(code) ?? new Map<string, string>();
+  printedNodes.set(code, byPosition);
+  const printed = byPosition.get(position);
+  if (printed !== undefined) return printed;
+  const key = `${position}:${JSON.stringify(code.body)}`;
+  let text = memoized.get(key);
+  if (text === undefined) {
+    text = printCode(code.body, level, column);
+    if (memoized.size >= MEMO_LIMIT) memoized.clear();
+    memoized.set(key, text);
+  }
+  byPosition.set(position, text);
   return text;
 }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { type Decorator, type MethodDeclaration, Node, Project, type SourceFile, SyntaxKind, ts } from 'ts-morph';
 import { type Diagnostic, DiagnosticCode, type SourceLocation, sortDiagnostics } from '../diagnostics.js';
 import type { ManifestIR, NamedTypeIR, ToolIR, TypeIR } from '../ir.js';
-import { mapType, referencedNames } from '../ir-walk.js';
+import { mapType, namesReferencedBy, referencedNames, remembered } from '../ir-walk.js';
 import { compareStrings } from '../naming.js';
 import { type DecoratedMethod, MethodReader } from './methods.js';
 import { DiagnosticSink, locate } from './report.js';
@@ -45,7 +45,9 @@ export function readProject(options: ReadOptions): ReadResult {
  */
 export class ProjectSession {
   private rootFileNames: string[];
+  private scanned: { readonly from: readonly string[]; readonly files: string[] } | undefined;
   private readonly cache = new Map<string, FileResult>();
+  private readonly finalized = new FinalizeMemo();
   private readonly rootDirPrefix: string;
 
   private constructor(
@@ -76,11 +78,16 @@ export class ProjectSession {
     return session;
   }
 
-  /** The tsconfig's files this run looks at for decorators, sorted. */
+  /** The tsconfig's files this run looks at for decorators, sorted; the same until the file list changes. */
   private scannedFiles(): string[] {
-    const excluded = new Set((this.options.exclude ?? []).map((file) => path.resolve(file)));
-    const include = this.options.include ?? (() => true);
-    return this.rootFileNames.filter((file) => !excluded.has(path.resolve(file)) && include(path.resolve(file)));
+    if (this.scanned?.from !== this.rootFileNames) {
+      // `rootFileNames` are absolute and normalised already (parseTsconfig).
+      const excluded = new Set((this.options.exclude ?? []).map((file) => path.resolve(file)));
+      const include = this.options.include ?? (() => true);
+      const files = this.rootFileNames.filter((file) => !excluded.has(file) && include(file));
+      this.scanned = { from: this.rootFileNames, files };
+    }
+    return this.scanned.files;
   }
 
   private addIfDecorated(fileName: string): void {
@@ -100,6 +107,7 @@ export class ProjectSession {
    */
   refresh(changed: Iterable<string>): void {
     let filesAddedOrRemoved = false;
+    let globalsChanged = false;
     const changedFiles = [...changed].map((file) => path.resolve(file));
     for (const [fileName, result] of this.cache) {
       if (changedFiles.some((file) => result.dependencies.has(file))) this.cache.delete(fileName);
@@ -110,11 +118,15 @@ export class ProjectSession {
         if (existing) this.project.removeSourceFile(existing);
         filesAddedOrRemoved = true;
       } else if (existing) {
+        const declaredGlobals = declaresGlobals(existing);
         existing.refreshFromFileSystemSync();
+        if (declaredGlobals || declaresGlobals(existing)) globalsChanged = true;
       } else {
         filesAddedOrRemoved = true;
       }
     }
+    // A global type reaches files that never import it, so no import closure shows who uses it.
+    if (globalsChanged) this.cache.clear();
     if (filesAddedOrRemoved) {
       // A new file can shadow a module another file imports: start over.
       this.cache.clear();
@@ -178,7 +190,7 @@ export class ProjectSession {
     reportDuplicateNames(read, merged);
     const definitions = new Map(results.flatMap((result) => [...result.definitions]));
     const tools = read.map((entry) => entry.tool).sort((a, b) => compareStrings(a.name, b.name));
-    const ir = finalizeTypes(tools, definitions);
+    const ir = finalizeTypes(tools, definitions, this.finalized);
     return { ir, diagnostics: sortDiagnostics(merged.diagnostics) };
   }
 
@@ -197,6 +209,17 @@ export class ProjectSession {
     }
     return closure;
   }
+}
+
+/**
+ * Whether a file can declare types that other files use without importing it: a script (no
+ * import or export, so its declarations are global), or a module with `declare global` or
+ * `declare module` (an augmentation). Errs towards yes: the answer only costs a re-read.
+ */
+function declaresGlobals(sourceFile: SourceFile): boolean {
+  return (
+    !ts.isExternalModule(sourceFile.compilerNode) || /\bdeclare\s+(?:global|module)\b/.test(sourceFile.getFullText())
+  );
 }
 
 /**
@@ -360,10 +383,43 @@ function reportDuplicateNames(read: FileResult['tools'], sink: DiagnosticSink): 
 }
 
 /**
+ * What `finalizeTypes` made of each tool and named type last time, for `--watch`. Renaming is a
+ * pure function of the object read (cached per file, so the same object while its file and imports
+ * are unchanged) and the display names, so a result is reused only for the very same object under
+ * the very same names. Reused objects also let the emitter recognise unchanged tools cheaply.
+ */
+class FinalizeMemo {
+  private displayNames = '';
+  private tools = new WeakMap<ToolIR, ToolIR>();
+  private types = new WeakMap<NamedTypeIR, NamedTypeIR>();
+
+  /** Starts a run; once any display name differs, nothing renamed before is reused. */
+  begin(displayName: ReadonlyMap<string, string>): void {
+    const names = JSON.stringify([...displayName]);
+    if (names === this.displayNames) return;
+    this.displayNames = names;
+    this.tools = new WeakMap();
+    this.types = new WeakMap();
+  }
+
+  tool(read: ToolIR, rename: (read: ToolIR) => ToolIR): ToolIR {
+    return remembered(this.tools, read, rename);
+  }
+
+  type(read: NamedTypeIR, rename: (read: NamedTypeIR) => NamedTypeIR): NamedTypeIR {
+    return remembered(this.types, read, rename);
+  }
+}
+
+/**
  * Replaces reading keys (`src/types.ts#Address`) with display names (`Address`, or `Address2` when
  * two files declare one), and keeps only the named types the tools still reference.
  */
-function finalizeTypes(tools: ToolIR[], definitions: ReturnType<TypeReader['definitions']>): ManifestIR {
+function finalizeTypes(
+  tools: ToolIR[],
+  definitions: ReturnType<TypeReader['definitions']>,
+  memo: FinalizeMemo,
+): ManifestIR {
   const keysByBaseName = new Map<string, string[]>();
   for (const [key, { baseName }] of definitions)
     keysByBaseName.set(baseName, [...(keysByBaseName.get(baseName) ?? []), key]);
@@ -372,24 +428,33 @@ function finalizeTypes(tools: ToolIR[], definitions: ReturnType<TypeReader['defi
     keys.sort(compareStrings);
     for (const [index, key] of keys.entries()) displayName.set(key, index === 0 ? baseName : `${baseName}${index + 1}`);
   }
+  memo.begin(displayName);
   const rename = (type: TypeIR): TypeIR =>
     mapType(type, (node) =>
       node.kind === 'ref' ? { kind: 'ref', name: displayName.get(node.name) ?? node.name } : node,
     );
-  const renamedTools = tools.map((tool): ToolIR => {
-    const output = 'type' in tool.output ? { ...tool.output, type: rename(tool.output.type) } : tool.output;
-    return { ...tool, input: rename(tool.input) as ToolIR['input'], output };
-  });
+  const renamedTools = tools.map((tool) =>
+    memo.tool(tool, (read): ToolIR => {
+      const output = 'type' in read.output ? { ...read.output, type: rename(read.output.type) } : read.output;
+      return { ...read, input: rename(read.input) as ToolIR['input'], output };
+    }),
+  );
+  const renamedDefinitions = new Map<string, NamedTypeIR>();
+  for (const [key, { definition }] of definitions) {
+    const name = displayName.get(key) ?? key;
+    renamedDefinitions.set(
+      name,
+      memo.type(definition, (read) => ({ ...read, name, type: rename(read.type) as NamedTypeIR['type'] })),
+    );
+  }
 
   const reachable = new Set<string>();
-  const definitionByName = new Map<string, NamedTypeIR>();
-  for (const [key, { definition }] of definitions) definitionByName.set(displayName.get(key) ?? key, definition);
   const visit = (type: TypeIR): void => {
-    for (const name of referencedNames(type)) {
+    for (const name of namesReferencedBy(type)) {
       if (reachable.has(name)) continue;
       reachable.add(name);
-      const definition = definitionByName.get(name);
-      if (definition) visit(rename(definition.type));
+      const definition = renamedDefinitions.get(name);
+      if (definition) visit(definition.type);
     }
   };
   for (const tool of renamedTools) {
@@ -398,14 +463,9 @@ function finalizeTypes(tools: ToolIR[], definitions: ReturnType<TypeReader['defi
   }
 
   const types: { [name: string]: NamedTypeIR } = {};
-  const sortedKeys = [...definitions.keys()].sort((a, b) =>
-    compareStrings(displayName.get(a) ?? a, displayName.get(b) ?? b),
-  );
-  for (const key of sortedKeys) {
-    const name = displayName.get(key) ?? key;
-    const definition = definitions.get(key)?.definition;
-    if (!definition || !reachable.has(name)) continue;
-    types[name] = { ...definition, name, type: rename(definition.type) as NamedTypeIR['type'] };
+  for (const name of [...renamedDefinitions.keys()].sort(compareStrings)) {
+    const definition = renamedDefinitions.get(name);
+    if (definition && reachable.has(name)) types[name] = definition;
   }
   const sourceFiles = [...new Set(renamedTools.map((tool) => tool.target.module))].sort(compareStrings);
   return { sourceFiles, types, tools: renamedTools };

@@ -15,6 +15,7 @@
  *   start and after the same number of plain calls.
  *
  *   node --conditions=mcp-task-server-source --import tsx bench/tail.ts [latency] [memory]
+ *   TAIL_SERVER_FLAGS=--max-semi-space-size=64 node ... bench/tail.ts latency   # try a V8 setting
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -28,6 +29,8 @@ const WARMUP_CALLS = 1000;
 const RETAINED = 2000;
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const MIB = 1024 * 1024;
+/** Extra node flags for both servers, to try a setting (e.g. `--max-semi-space-size=64`). */
+const SERVER_FLAGS = (process.env.TAIL_SERVER_FLAGS ?? '').split(' ').filter(Boolean);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -59,8 +62,12 @@ function compile(): void {
   execFileSync(tsc, ['-p', `${root}bench/tsconfig.dist.json`], { stdio: 'inherit' });
 }
 
-async function startServer(kind: 'bare' | 'framework'): Promise<Served> {
-  const child = spawn(process.execPath, ['--expose-gc', `${root}dist/bench/tail-server.js`, kind], {
+/** A server from built output; `throughTsx` runs the TypeScript source through tsx instead. */
+async function startServer(kind: 'bare' | 'framework', throughTsx = false): Promise<Served> {
+  const entry = throughTsx
+    ? ['--conditions=mcp-task-server-source', '--import', 'tsx', `${root}bench/tail-server.ts`]
+    : [`${root}dist/bench/tail-server.js`];
+  const child = spawn(process.execPath, ['--expose-gc', ...SERVER_FLAGS, ...entry, kind], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
@@ -349,6 +356,16 @@ async function footprint(kind: 'bare' | 'framework', load: (call: Call, i: numbe
   }
 }
 
+/** RSS of a server that has just started, serving nothing yet. */
+async function rssAtStart(kind: 'bare' | 'framework', throughTsx: boolean): Promise<number> {
+  const served = await startServer(kind, throughTsx);
+  try {
+    return (await served.memory()).rss;
+  } finally {
+    await served.stop();
+  }
+}
+
 async function measureMemory(): Promise<Row[]> {
   const bare = await footprint('bare', (call) => greet(call)());
   const framework = await footprint('framework', async (call, i) => {
@@ -359,7 +376,7 @@ async function measureMemory(): Promise<Row[]> {
   });
   const mib = (bytes: number) => `${fmt(bytes / MIB, 1)} MiB`;
   console.log(
-    `\nserver memory (MiB, after a forced GC), 2026-07-28; load = ${RETAINED} task creations (framework) or plain calls (bare)`,
+    `\nserver memory (MiB; RSS between requests, heap after a forced GC), 2026-07-28; load = ${RETAINED} task creations (framework) or plain calls (bare)`,
   );
   printTable(
     ['server', 'RSS start', 'RSS warm', 'RSS loaded', 'heap start', 'heap warm', 'heap loaded'],
@@ -381,7 +398,17 @@ async function measureMemory(): Promise<Row[]> {
   const heapPerTask = (framework.loaded.heapUsed - framework.warm.heapUsed) / RETAINED;
   const rssPerTask = (framework.loaded.rss - framework.warm.rss) / RETAINED;
   console.log(`per retained task: ${fmt(heapPerTask)} B of live heap, ${fmt(rssPerTask)} B of RSS`);
+  // What the source loader costs: the same server run the way `npm start` runs the examples.
+  const throughTsx = await rssAtStart('framework', true);
+  console.log(`framework server at start through tsx (TypeScript source): ${mib(throughTsx)} RSS`);
   return [
+    {
+      bench: '6 memory',
+      metric: 'server RSS at start, through tsx vs built output (the source loader); lower is better',
+      framework: mib(throughTsx),
+      baseline: `${mib(framework.start.rss)} built`,
+      ratio: throughTsx / framework.start.rss,
+    },
     {
       bench: '6 memory',
       metric: 'server RSS at start (built output); ratio lower is better',

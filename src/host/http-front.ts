@@ -32,7 +32,7 @@ import {
   clientAddressResolver,
   type TrustProxy,
 } from './client-address.js';
-import { bodyTooLarge, readJsonBody } from './json-body.js';
+import { type BodyReading, bodyTooLarge, readJsonBody } from './json-body.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
@@ -263,15 +263,18 @@ export class HttpFront {
   }
 
   /** Serves an admitted request (its event streams counted while they are open). */
-  async serve(request: Request, admission: Admission): Promise<Response> {
-    return this.countStream(await this.route(request, admission));
+  async serve(request: Request, admission: Admission, body?: BodyReading): Promise<Response> {
+    return this.countStream(await this.route(request, admission, body));
   }
 
-  /** Reads the body within bounds, applies rate limits, and hands the request to its era. */
-  private async route(request: Request, admission: Admission): Promise<Response> {
+  /**
+   * Reads the body within bounds (unless the caller read it already, from the socket, within the
+   * same bounds), applies rate limits, and hands the request to its era.
+   */
+  private async route(request: Request, admission: Admission, body?: BodyReading): Promise<Response> {
     let parsedBody: unknown;
     if (request.method.toUpperCase() === 'POST') {
-      const reading = await readJsonBody(request, this.limits);
+      const reading = body ?? (await readJsonBody(request, this.limits));
       if (!reading.ok) return reading.response;
       parsedBody = reading.body;
       const limited = await this.rateLimit(parsedBody, subjectOf(admission));

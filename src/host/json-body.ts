@@ -18,6 +18,11 @@ export async function readJsonBody(
   if (Number.isFinite(declared) && declared > limits.maxBodyBytes) return tooLarge();
   const text = await readText(request, limits.maxBodyBytes);
   if (text === undefined) return tooLarge();
+  return parseJsonBody(text, limits);
+}
+
+/** A body read whole (within `maxBodyBytes`), parsed within `maxJsonDepth`. */
+export function parseJsonBody(text: string, limits: { readonly maxJsonDepth: number }): BodyReading {
   if (exceedsDepth(text, limits.maxJsonDepth)) {
     return refuse(
       400,

@@ -38,8 +38,9 @@ import type { TaskManifest } from '../tools/definition.js';
 import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { ClientConnection } from './client-address.js';
-import { type Admission, HttpFront, type HttpFrontOptions } from './http-front.js';
+import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
+import { readNodeJsonBody, requestHead, writeResponse } from './node-http.js';
 import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
@@ -339,52 +340,63 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       const path = listen.path ?? '/mcp';
       const host = listen.host ?? process.env.HOST ?? '127.0.0.1';
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
+      // Every route but the MCP endpoint (operator routes, the dashboard, 404s).
       const handle = toNodeHandler(
         {
-          fetch: (request: Request, options?: { authInfo?: AuthInfo }) => {
-            // toNodeHandler hands over a new Request; what the server learned travels as its `authInfo`.
-            const carried = (options?.authInfo as CarrierAuth | undefined)?.[CARRIED];
-            return dispatch(
+          fetch: (request: Request, options?: { authInfo?: AuthInfo }) =>
+            dispatch(
               request,
-              async (forward) => {
-                if (new URL(forward.url).pathname !== path) {
-                  return new Response(`Not found. The MCP endpoint is ${path}\n`, {
-                    status: 404,
-                    headers: { 'content-type': 'text/plain' },
-                  });
-                }
-                const admission = carried?.admission ?? (await httpFront.admit(forward, carried?.connection));
-                return admission instanceof Response ? admission : httpFront.serve(forward, admission);
-              },
-              carried?.connection,
-            );
-          },
+              async () =>
+                new Response(`Not found. The MCP endpoint is ${path}\n`, {
+                  status: 404,
+                  headers: { 'content-type': 'text/plain' },
+                }),
+              (options?.authInfo as CarrierAuth | undefined)?.[CARRIED],
+            ),
         },
         { maxRequestBodySize: limits.maxBodyBytes },
       );
+      // The MCP endpoint: one Request serves admission and the call, and the body is read
+      // (bounded) from the socket only once the front admitted its headers (see node-http.ts).
+      const serveEndpoint = async (
+        req: http.IncomingMessage,
+        res: http.ServerResponse,
+        connection: ClientConnection,
+      ): Promise<void> => {
+        // The hangup is held by `res` (strongly); the Request's signal follows it.
+        const hangup = new AbortController();
+        res.once('close', () => {
+          if (!res.writableFinished) hangup.abort();
+        });
+        const request = requestHead(req, hangup.signal);
+        const admission = await httpFront.admit(request, connection);
+        if (admission instanceof Response) {
+          metrics?.httpRequest(req.method ?? 'POST', admission.status);
+          await writeWithoutBody(res, admission);
+          return;
+        }
+        const body = await readNodeJsonBody(req, limits);
+        const admitted = { ...admission, hangup: hangup.signal };
+        const response = await dispatch(request, (forward) => httpFront.serve(forward, admitted, body), connection);
+        flushEventStreamHeaders(res);
+        await writeResponse(res, response, hangup.signal);
+      };
       // Timeouts are checked this often (Node's default, 30 s, would let a slow client hold a
       // connection for up to 30 s past its timeout).
       const checkEvery = Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs);
-      const server = http.createServer({ connectionsCheckingInterval: checkEvery }, async (req, res) => {
+      const server = http.createServer({ connectionsCheckingInterval: checkEvery }, (req, res) => {
         const connection: ClientConnection = {
           ...(req.socket.remoteAddress && { remoteAddress: req.socket.remoteAddress }),
         };
-        (req as { auth?: AuthInfo }).auth = carry({ connection });
-        // The body of an MCP request is read (bounded) only once the front admitted its headers.
         if (new URL(req.url ?? '/', 'http://localhost').pathname === path) {
-          const admission = await httpFront.admit(headersOnly(req), connection);
-          if (admission instanceof Response) {
-            metrics?.httpRequest(req.method ?? 'POST', admission.status);
-            await writeWithoutBody(res, admission);
-            return;
-          }
-          // The hangup is held by `res` (strongly), not by the Request the adapter builds.
-          const hangup = new AbortController();
-          res.once('close', () => {
-            if (!res.writableFinished) hangup.abort();
+          serveEndpoint(req, res, connection).catch((error: unknown) => {
+            // The socket failed while the body was read or the answer written: nothing to answer.
+            logger.debug('MCP request abandoned', { error: error instanceof Error ? error.message : String(error) });
+            res.destroy();
           });
-          (req as { auth?: AuthInfo }).auth = carry({ connection, admission: { ...admission, hangup: hangup.signal } });
+          return;
         }
+        (req as { auth?: AuthInfo }).auth = carry(connection);
         flushEventStreamHeaders(res);
         void handle(req, res);
       });
@@ -448,38 +460,18 @@ function rateLimitStore(setup: RedisSetup, logger: Logger): { redis: RedisClient
   };
 }
 
-const CARRIED = Symbol('mcp-task-server connection and admission');
-/** What the node server learned of a request before the adapter rebuilt it. */
-interface Carried {
-  readonly connection: ClientConnection;
-  /** MCP requests only: admitted from their headers before the body was read. */
-  readonly admission?: Admission;
-}
-type CarrierAuth = AuthInfo & { [CARRIED]?: Carried };
+const CARRIED = Symbol('mcp-task-server connection');
+type CarrierAuth = AuthInfo & { [CARRIED]?: ClientConnection };
 
 /**
- * The node adapter passes `req.auth` on as the request's `authInfo`; the connection and the
- * admission ride along on it, so the front does not resolve the principal twice. Without a
- * token there is no `AuthInfo` to give the SDK, so the carrier is an object the front unwraps again.
+ * The node adapter passes `req.auth` on as the request's `authInfo`; the client's connection
+ * rides along on it. There is no `AuthInfo` to give the SDK here (routes other than the MCP
+ * endpoint resolve their own callers), so the carrier is an object `fetch` unwraps again.
  */
-function carry(carried: Carried): AuthInfo {
-  const authInfo = carried.admission?.authInfo;
-  const carrier = (authInfo ? { ...authInfo } : {}) as CarrierAuth;
-  carrier[CARRIED] = carried;
+function carry(connection: ClientConnection): AuthInfo {
+  const carrier = {} as CarrierAuth;
+  carrier[CARRIED] = connection;
   return carrier;
-}
-
-/** The request's method, URL and headers, without its body: all admission may look at. */
-function headersOnly(req: http.IncomingMessage): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
-  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
-    method: req.method ?? 'GET',
-    headers,
-  });
 }
 
 /** Answers a refused request without reading its body, and closes the connection so none is drained. */

@@ -9,7 +9,7 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { answerChange } from '../../src/engine/inputs.js';
 import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js';
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
@@ -324,5 +324,22 @@ describeWithRedis('bullmq round trips per task', () => {
     expect(runs).toHaveLength(2);
     expect(runs[1]?.resumed).toBe(true);
     expect(runs[1]?.record.inputAnswers?.approve).toEqual({ action: 'accept', content: {} });
+  });
+
+  it('subscribes to task events only while something in the process listens', async () => {
+    const rt = await start();
+    const channel = runtimeNames(prefix).eventsChannel;
+    const subscribers = () =>
+      withRedis(async (client) => Number(((await client.pubsub('NUMSUB', channel)) as [string, number])[1]));
+    const task = await rt.create(newRecord({}));
+    expect(await subscribers()).toBe(0);
+    const heard: string[] = [];
+    const stop = rt.subscribe(({ record }) => heard.push(record.status));
+    await rt.get(task.taskId); // reads wait until the subscription is confirmed
+    expect(await subscribers()).toBe(1);
+    await rt.cancel(task.taskId, 'heard');
+    await vi.waitFor(() => expect(heard).toContain('cancelled'));
+    stop();
+    await vi.waitFor(async () => expect(await subscribers()).toBe(0), { timeout: 8000 });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Record-change events across processes. Every record write publishes `{ record }`
- * (see record-store.ts); each runtime instance holds one subscriber connection and fans the
- * messages out to its listeners. Nothing polls.
+ * (see record-store.ts); each runtime instance holds one subscriber connection and, while it
+ * has listeners, fans the messages out to them. Nothing polls.
  *
  * Ordering: messages arrive in the order Redis ran the writes, so a listener never sees an
  * older version after a newer one. What pub/sub cannot give is replay: messages published
@@ -37,12 +37,27 @@ export class RedisChannelSubscription {
   }
 }
 
+/** How long the channel stays subscribed after its last listener left: waits come and go. */
+const UNSUBSCRIBE_AFTER_MS = 2000;
+
+/**
+ * The events channel, subscribed only while something in this process listens (a follower, a
+ * dashboard): a server whose clients poll receives no event traffic at all, and Redis does not
+ * send it.
+ */
 export class TaskEventStream {
   private readonly listeners = new Set<TaskListener>();
   private readonly gapListeners = new Set<() => void>();
-  private readonly subscription: RedisChannelSubscription;
+  /** Settles once Redis confirmed the subscription; `undefined` while unsubscribed. */
+  private subscribed: Promise<void> | undefined;
+  private unsubscribeTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
-  constructor(subscriber: RedisClient, channel: string, logger: Logger) {
+  constructor(
+    private readonly subscriber: RedisClient,
+    private readonly channel: string,
+    logger: Logger,
+  ) {
     // After a reconnect, messages published while the connection was down are gone. Once the
     // channel is subscribed again, tell the waiters so they re-read what they wait for.
     let connectedBefore = false;
@@ -51,14 +66,14 @@ export class TaskEventStream {
         connectedBefore = true;
         return;
       }
+      if (!this.subscribed) return;
       subscriber.subscribe(channel).then(
         () => this.emitGap(),
         (error: unknown) => logger.warn('Could not subscribe to task events again', { error: String(error) }),
       );
     });
-    this.subscription = new RedisChannelSubscription(subscriber, channel, (message) => {
-      // Nobody in this process listens: skip parsing a record nobody will read.
-      if (this.listeners.size === 0) return;
+    subscriber.on('message', (from: string, message: string) => {
+      if (from !== channel || this.listeners.size === 0) return;
       const event = decodeTaskEvent(message);
       if (!event) {
         logger.warn('Ignored a malformed task event', { channel });
@@ -68,23 +83,49 @@ export class TaskEventStream {
     });
   }
 
+  /**
+   * Settles once every listener added so far hears every change from now on: what a caller
+   * that subscribes and then reads awaits before reading.
+   */
   get ready(): Promise<void> {
-    return this.subscription.ready;
+    return this.subscribed ?? Promise.resolve();
   }
 
   subscribe(listener: TaskListener, onGap?: () => void): () => void {
     this.listeners.add(listener);
     if (onGap) this.gapListeners.add(onGap);
+    clearTimeout(this.unsubscribeTimer);
+    if (!this.subscribed && !this.closed) {
+      const subscribed = this.subscriber.subscribe(this.channel).then(() => undefined);
+      this.subscribed = subscribed;
+      // A failed subscription fails the reads that await it; the next listener tries again.
+      subscribed.catch(() => {
+        if (this.subscribed === subscribed) this.subscribed = undefined;
+      });
+    }
     return () => {
       this.listeners.delete(listener);
       if (onGap) this.gapListeners.delete(onGap);
+      if (this.listeners.size === 0) {
+        clearTimeout(this.unsubscribeTimer);
+        this.unsubscribeTimer = setTimeout(() => this.unsubscribeIfIdle(), UNSUBSCRIBE_AFTER_MS).unref();
+      }
     };
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.unsubscribeTimer);
     this.listeners.clear();
     this.gapListeners.clear();
-    await this.subscription.close();
+    await this.unsubscribeIfIdle();
+  }
+
+  /** Commands on one connection run in order, so a subscribe sent after this one wins. */
+  private async unsubscribeIfIdle(): Promise<void> {
+    if (this.listeners.size > 0 || !this.subscribed) return;
+    this.subscribed = undefined;
+    if (this.subscriber.status === 'ready') await this.subscriber.unsubscribe(this.channel).catch(() => {});
   }
 
   private emitGap(): void {

@@ -13,6 +13,12 @@ export class ToolSlots {
 
   constructor(private readonly limitOf: (tool: string) => number | undefined) {}
 
+  /** Whether `acquire(tool)` would get a slot at once. */
+  hasRoom(tool: string): boolean {
+    const limit = this.limitOf(tool);
+    return limit === undefined || (this.active.get(tool) ?? 0) < limit;
+  }
+
   /** A slot for `tool`, or `undefined` if `signal` aborted while waiting. */
   async acquire(tool: string, signal: AbortSignal): Promise<ReleaseSlot | undefined> {
     const limit = this.limitOf(tool);

@@ -285,6 +285,10 @@ export class TaskWorker {
     this.running.set(taskId, run);
     this.abortIfCancelled(taskId, run);
     try {
+      // A job that waits here for a slot is still `queued` to clients, and a cancel's message
+      // may reach this process after the slot frees up (on a cluster it crosses nodes): after a
+      // wait, only the record can say the task is still wanted.
+      const mustRead = !(this.processSlots?.hasRoom('') ?? true) || !this.slots.hasRoom(job.data.tool);
       // The job names its tool, so the slot is taken before any Redis read; a task gone or ended
       // meanwhile (cancelled while queued) stops at the read or by the cancel above.
       const releaseProcessSlot = this.processSlots ? await this.processSlots.acquire('', controller.signal) : () => {};
@@ -300,7 +304,7 @@ export class TaskWorker {
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
-        const started = startSnapshot(job, this.clock()) ?? (await this.store.read(taskId));
+        const started = (mustRead ? undefined : startSnapshot(job, this.clock())) ?? (await this.store.read(taskId));
         if (!started || isTerminal(started.record.status) || controller.signal.aborted) return;
         run.known = started;
         const remember = (written: StoredRecord | undefined) => {

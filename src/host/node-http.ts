@@ -1,0 +1,113 @@
+/**
+ * The MCP endpoint on node:http, one web `Request` per call. The SDK's generic adapter
+ * (`toNodeHandler`) suits every other route, but on the endpoint it made each call pay twice:
+ * admission needs a headers-only `Request` before any body byte is read, the adapter then built a
+ * second one (headers copied again, the body re-wrapped in a web stream, a second abort signal
+ * linked to it) and the front read that stream back. Every plain `tools/call` allocated ~20 KB
+ * for it, and abort signals and streams outlive young-generation collections on Node 20, which
+ * is what sets the tail of a plain call (bench/tail.ts). Here the headers-only `Request` serves
+ * both admission and the call, and the body is read once, straight from the socket.
+ */
+import type http from 'node:http';
+import { type BodyReading, bodyTooLarge, parseJsonBody } from './json-body.js';
+
+/**
+ * The request line and headers as a web `Request` without a body: what admission looks at, and,
+ * with the body handed over parsed, all the SDK needs. `signal` aborts when the client hangs up.
+ */
+export function requestHead(req: http.IncomingMessage, signal?: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const one of value) headers.append(name, one);
+    else headers.append(name, value);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+    method: req.method ?? 'GET',
+    headers,
+    ...(signal && { signal }),
+  });
+}
+
+/**
+ * The body of a POST parsed as JSON within `maxBodyBytes` and `maxJsonDepth` (reading stops at
+ * the first byte over), as the front reads one; `undefined` for other methods, as there.
+ */
+export async function readNodeJsonBody(
+  req: http.IncomingMessage,
+  limits: { readonly maxBodyBytes: number; readonly maxJsonDepth: number },
+): Promise<BodyReading | undefined> {
+  if (req.method !== 'POST') return undefined;
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const complete = await new Promise<boolean>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total > limits.maxBodyBytes) {
+        cleanup();
+        resolve(false);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(true);
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+  });
+  if (!complete) return { ok: false, response: bodyTooLarge(limits.maxBodyBytes) };
+  return parseJsonBody(Buffer.concat(chunks, total).toString('utf8'), limits);
+}
+
+/**
+ * Writes `response` to `res`: status and headers, then the body (a JSON answer in one write, an
+ * event stream chunk by chunk, waiting for `drain`), until the client hangs up.
+ */
+export async function writeResponse(res: http.ServerResponse, response: Response, hangup: AbortSignal): Promise<void> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of response.headers) headers[name] = value;
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const stop = () => void reader.cancel().catch(() => {});
+  hangup.addEventListener('abort', stop, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || hangup.aborted) break;
+      if (!res.write(value)) await drained(res, hangup);
+    }
+  } catch {
+    // The body failed or was cancelled by a hangup: end what was sent.
+  } finally {
+    hangup.removeEventListener('abort', stop);
+    res.end();
+  }
+}
+
+function drained(res: http.ServerResponse, hangup: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      hangup.removeEventListener('abort', done);
+      resolve();
+    };
+    res.on('drain', done);
+    hangup.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,152 @@
+/**
+ * The MCP endpoint's own node:http plumbing: one headers-only Request, the body read once from
+ * the socket within its bounds, the answer written back until the client hangs up.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BodyReading } from '../../src/host/json-body.js';
+import { readNodeJsonBody, requestHead, writeResponse } from '../../src/host/node-http.js';
+
+const limits = { maxBodyBytes: 64, maxJsonDepth: 3 };
+let server: http.Server | undefined;
+
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+/** Serves one handler on a loopback port; returns its URL. */
+async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) {
+  server = http.createServer((req, res) => void handler(req, res));
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+/** Posts `chunks` without a Content-Length (chunked), as a client that does not declare its size. */
+function postChunked(url: string, chunks: string[], method = 'POST'): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers: { 'content-type': 'application/json' } }, (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    request.on('error', reject);
+    for (const chunk of chunks) request.write(chunk);
+    request.end();
+  });
+}
+
+/** A server answering what `readNodeJsonBody` made of the body. */
+function bodyEcho() {
+  return serve(async (req, res) => {
+    const reading: BodyReading | undefined = await readNodeJsonBody(req, limits);
+    const response = !reading
+      ? Response.json({ none: true })
+      : reading.ok
+        ? Response.json({ body: reading.body })
+        : reading.response;
+    await writeResponse(res, response, new AbortController().signal);
+  });
+}
+
+describe('reading the body from the socket', () => {
+  it('takes a chunked body of maxBodyBytes and refuses one byte more with 413, naming the limit', async () => {
+    const url = await bodyEcho();
+    const exactly = `{"a":"${'x'.repeat(limits.maxBodyBytes - 8)}"}`;
+    expect(exactly.length).toBe(limits.maxBodyBytes);
+    const taken = await postChunked(url, [exactly.slice(0, 10), exactly.slice(10)]);
+    expect(taken.status).toBe(200);
+    expect(JSON.parse(taken.text)).toEqual({ body: { a: 'x'.repeat(limits.maxBodyBytes - 8) } });
+    const over = await postChunked(url, [exactly.slice(0, 10), `${exactly.slice(10, -1)}x}`]);
+    expect(over.status).toBe(413);
+    expect(JSON.parse(over.text).error.message).toMatch(/64-byte limit \(maxBodyBytes\)/);
+  });
+
+  it('refuses JSON nested deeper than maxJsonDepth, and text that is not JSON, with -32700', async () => {
+    const url = await bodyEcho();
+    expect((await postChunked(url, ['[[[1]]]'])).status).toBe(200);
+    const deep = await postChunked(url, ['[[[[1]]]]']);
+    expect(deep.status).toBe(400);
+    expect(JSON.parse(deep.text).error).toMatchObject({ code: -32700, message: expect.stringMatching(/maxJsonDepth/) });
+    const broken = await postChunked(url, ['{"a":']);
+    expect(JSON.parse(broken.text).error).toMatchObject({ code: -32700 });
+  });
+
+  it('reads no body for a method other than POST', async () => {
+    const url = await bodyEcho();
+    expect(JSON.parse((await postChunked(url, [], 'DELETE')).text)).toEqual({ none: true });
+  });
+});
+
+describe('the headers-only request', () => {
+  it('carries the method, URL and every header value, and its signal follows the hangup', async () => {
+    const hangup = new AbortController();
+    let seen: Request | undefined;
+    const url = await serve(async (req, res) => {
+      seen = requestHead(req, hangup.signal);
+      res.end();
+    });
+    await new Promise<void>((resolve, reject) => {
+      const request = http.request(`${url}?x=1`, { method: 'DELETE', headers: { 'x-one': ['a', 'b'] } }, (r) => {
+        r.resume();
+        r.on('end', resolve);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(seen?.method).toBe('DELETE');
+    expect(seen?.url).toMatch(/\/mcp\?x=1$/);
+    expect(seen?.headers.get('x-one')).toBe('a, b');
+    expect(seen?.body).toBeNull();
+    expect(seen?.signal.aborted).toBe(false);
+    hangup.abort();
+    expect(seen?.signal.aborted).toBe(true);
+  });
+});
+
+describe('writing the answer', () => {
+  it('writes status, headers and a streamed body, and stops reading the body once the client hangs up', async () => {
+    let pulls = 0;
+    let cancelled = false;
+    const stopped = new Promise<void>((resolve) => {
+      void serve(async (_req, res) => {
+        const hangup = new AbortController();
+        res.once('close', () => {
+          if (!res.writableFinished) hangup.abort();
+        });
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            pulls++;
+            await new Promise((wait) => setTimeout(wait, 5));
+            controller.enqueue(new TextEncoder().encode(`data: ${pulls}\n\n`));
+          },
+          cancel() {
+            cancelled = true;
+          },
+        });
+        await writeResponse(
+          res,
+          new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'x-kind': 'stream' } }),
+          hangup.signal,
+        );
+        resolve();
+      }).then((url) => {
+        const request = http.request(url, (response) => {
+          expect(response.statusCode).toBe(200);
+          expect(response.headers['x-kind']).toBe('stream');
+          response.once('data', () => request.destroy());
+        });
+        request.end();
+      });
+    });
+    await stopped;
+    const pullsAtEnd = pulls;
+    expect(cancelled).toBe(true);
+    await new Promise((wait) => setTimeout(wait, 30));
+    expect(pulls).toBe(pullsAtEnd);
+  });
+});

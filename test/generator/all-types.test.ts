@@ -3,34 +3,23 @@
  * module, determinism, the compiled two-way type check, JSON Schema (ajv) and zod agreeing on
  * sample arguments, and the generated module's behaviour at run time.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitTaskModule, type GenerateResult, generate } from '../../src/generator/index.js';
-import type { TaskContext, TaskManifest, TaskToolDefinition } from '../../src/index.js';
 import { toCallToolResult } from '../../src/tools/result.js';
 import {
   FIXTURES,
   fixtureTsconfig,
+  type GeneratedFixture,
+  loadGeneratedFixture,
   removeDir,
   runTsc,
   scratchDir,
+  strictAjv,
   TSC_TIMEOUT_MS,
   writeTypeCheckProject,
 } from './helpers.js';
-
-// ajv-formats is CommonJS with a default export; under NodeNext its namespace carries it.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
-/**
- * Strict, except `strictTuples`: it flags every tuple with a rest element (`[string, ...number[]]`)
- * because such a tuple has no maximum length, which is the point of a rest element.
- */
-function strictAjv(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, strictTuples: false, discriminator: true }));
-}
 
 const PROJECT_DIR = path.join(FIXTURES, 'all-types');
 const OUT = path.join(PROJECT_DIR, 'src/__generated__/tasks.generated.ts');
@@ -129,30 +118,17 @@ describe('compiled type check of the generated schemas', () => {
 });
 
 describe('the generated module at run time', () => {
-  let manifest: TaskManifest;
-  let catalog: object;
+  let catalog: GeneratedFixture;
 
   beforeAll(async () => {
-    const dir = path.join(scratch, 'runtime');
-    mkdirSync(dir);
-    const out = path.join(dir, 'tasks.generated.ts');
-    writeFileSync(out, moduleIn(dir));
-    ({ taskManifest: manifest } = (await import(out)) as { taskManifest: TaskManifest });
-    const { Catalog } = (await import(path.join(PROJECT_DIR, 'src/catalog.ts'))) as { Catalog: new () => object };
-    catalog = new Catalog();
+    catalog = await loadGeneratedFixture('all-types', result.ir, scratch, {
+      classModule: 'src/catalog.ts',
+      className: 'Catalog',
+    });
   });
 
-  function tool(name: string): TaskToolDefinition {
-    const found = manifest.tools.find((candidate) => candidate.name === name);
-    if (!found) throw new Error(`no tool ${name}`);
-    return found;
-  }
-
-  async function call(name: string, args: unknown) {
-    const definition = tool(name);
-    const ctx = { progress: () => {} } as unknown as TaskContext;
-    return toCallToolResult(definition, await definition.invoke(catalog, definition.input.parse(args), ctx));
-  }
+  const tool = (name: string) => catalog.tool(name);
+  const call = (name: string, args: unknown) => catalog.call(name, args);
 
   it('accepts and rejects the same arguments in JSON Schema (ajv) as in zod', () => {
     const ajv = strictAjv();

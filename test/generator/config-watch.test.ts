@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/generator/cli.js';
 import { type WatchCycle, watchProject } from '../../src/generator/index.js';
-import { copyFixture, FIXTURES, removeDir } from './helpers.js';
+import { copyFixture, FIXTURES, nextCycle, removeDir } from './helpers.js';
 
 const OUT = 'src/__generated__/tasks.generated.ts';
 const CLIENT = 'client/app.client.ts';
@@ -149,20 +149,6 @@ describe('configuration', () => {
 });
 
 describe('--watch', () => {
-  /** Resolves with the next run's report; rejects if none comes within the timeout. */
-  function nextCycle(cycles: WatchCycle[], count: number, timeoutMs = 10_000): Promise<WatchCycle> {
-    const started = Date.now();
-    return new Promise((resolve, reject) => {
-      const poll = () => {
-        const cycle = cycles[count];
-        if (cycle) resolve(cycle);
-        else if (Date.now() - started > timeoutMs) reject(new Error(`no watch run #${count + 1}`));
-        else setTimeout(poll, 10);
-      };
-      poll();
-    });
-  }
-
   it('regenerates after an edit, keeps the last good output on errors, and ignores its own output', async () => {
     const project = freshProject();
     const out = path.join(project, OUT);

@@ -1,9 +1,16 @@
-/** Shared by the generator tests: fixture paths, scratch directories and running `tsc`. */
+/**
+ * Shared by the generator tests: fixture paths, scratch directories, running `tsc`, loading a
+ * fixture's generated module to call its tools, and waiting for `--watch` runs.
+ */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { emitTypeCheckModule, type ManifestIR } from '../../src/generator/index.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { emitTaskModule, emitTypeCheckModule, type ManifestIR, type WatchCycle } from '../../src/generator/index.js';
+import type { TaskContext, TaskManifest, TaskToolDefinition } from '../../src/index.js';
+import { toCallToolResult } from '../../src/tools/result.js';
 
 export const GENERATOR_TESTS = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(GENERATOR_TESTS, '../..');
@@ -109,4 +116,75 @@ export function writeTypeCheckProject(ir: ManifestIR, fixtureDir: string, dir: s
   const base = path.relative(dir, path.join(fixtureDir, 'tsconfig.json')).split(path.sep).join('/');
   writeFileSync(tsconfig, JSON.stringify({ extends: base, include: ['*.ts'] }, null, 2));
   return tsconfig;
+}
+
+// ajv-formats is CommonJS with a default export; under NodeNext its namespace carries it.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/**
+ * ajv for generated schemas: strict, with OpenAPI's `discriminator` keyword switched on, except
+ * `strictTuples`: it flags every tuple with a rest element (`[string, ...number[]]`) because such
+ * a tuple has no maximum length, which is the point of a rest element.
+ */
+export function strictAjv(): Ajv2020 {
+  return addFormats(new Ajv2020({ strict: true, strictTuples: false, discriminator: true }));
+}
+
+/** A fixture's generated module, imported, with an instance of the class its tools run on. */
+export interface GeneratedFixture {
+  readonly manifest: TaskManifest;
+  /** The tool named `name`; throws when the manifest has none. */
+  readonly tool: (name: string) => TaskToolDefinition;
+  /** Calls a tool as the runtime does: parse the arguments, invoke the method, shape the result. */
+  readonly call: (name: string, args: unknown) => Promise<ReturnType<typeof toCallToolResult>>;
+}
+
+/**
+ * Emits `ir`, read from the fixture `fixture`, into `<scratch>/runtime`, imports it and makes an
+ * instance of `className`, exported by the fixture's `classModule`.
+ */
+export async function loadGeneratedFixture(
+  fixture: string,
+  ir: ManifestIR,
+  scratch: string,
+  { classModule, className }: { readonly classModule: string; readonly className: string },
+): Promise<GeneratedFixture> {
+  const projectDir = path.join(FIXTURES, fixture);
+  const dir = path.join(scratch, 'runtime');
+  mkdirSync(dir);
+  const out = path.join(dir, 'tasks.generated.ts');
+  writeFileSync(out, emitTaskModule(ir, { projectDir, outFile: out }));
+  const { taskManifest: manifest } = (await import(out)) as { taskManifest: TaskManifest };
+  const exported = (await import(path.join(projectDir, classModule))) as Record<string, new () => object>;
+  const Target = exported[className];
+  if (!Target) throw new Error(`${fixture}/${classModule} does not export ${className}`);
+  const target = new Target();
+  const tool = (name: string): TaskToolDefinition => {
+    const found = manifest.tools.find((candidate) => candidate.name === name);
+    if (!found) throw new Error(`no tool ${name}`);
+    return found;
+  };
+  const call = async (name: string, args: unknown) => {
+    const definition = tool(name);
+    const ctx = { progress: () => {} } as unknown as TaskContext;
+    return toCallToolResult(definition, await definition.invoke(target, definition.input.parse(args), ctx));
+  };
+  return { manifest, tool, call };
+}
+
+/**
+ * Resolves with `--watch` run number `index` (0 is the initial run) as `onCycle` collects them in
+ * `cycles`; rejects if it has not come within `timeoutMs`.
+ */
+export function nextCycle(cycles: readonly WatchCycle[], index: number, timeoutMs = 10_000): Promise<WatchCycle> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const poll = () => {
+      const cycle = cycles[index];
+      if (cycle) resolve(cycle);
+      else if (Date.now() - started > timeoutMs) reject(new Error(`no watch run #${index + 1}`));
+      else setTimeout(poll, 10);
+    };
+    poll();
+  });
 }

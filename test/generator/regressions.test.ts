@@ -5,59 +5,44 @@
  * `discriminator` on non-string tags; and the limits lifted with them (enum-member tags, union
  * results, a misplaced JSDoc block). Plus the invariant that no decorated method can vanish.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { emitTaskModule, type GenerateResult, generate } from '../../src/generator/index.js';
 import { TypeReader } from '../../src/generator/reader/types.js';
-import type { TaskContext, TaskManifest, TaskToolDefinition } from '../../src/index.js';
-import { toCallToolResult } from '../../src/tools/result.js';
 import {
   expectedDiagnostics,
   FIXTURES,
   fixtureTsconfig,
+  type GeneratedFixture,
+  loadGeneratedFixture,
   removeDir,
   runTsc,
   scratchDir,
+  strictAjv,
   TSC_TIMEOUT_MS,
   writeTypeCheckProject,
 } from './helpers.js';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const PROJECT_DIR = path.join(FIXTURES, 'regressions');
 const OUT = path.join(PROJECT_DIR, 'src/__generated__/tasks.generated.ts');
 
 let result: GenerateResult;
 let scratch: string;
-let manifest: TaskManifest;
-let findings: object;
+let findings: GeneratedFixture;
 
 beforeAll(async () => {
   result = generate({ tsconfig: fixtureTsconfig('regressions'), out: OUT });
   scratch = scratchDir('regressions');
-  const dir = path.join(scratch, 'runtime');
-  mkdirSync(dir);
-  const out = path.join(dir, 'tasks.generated.ts');
-  writeFileSync(out, emitTaskModule(result.ir, { projectDir: PROJECT_DIR, outFile: out }));
-  ({ taskManifest: manifest } = (await import(out)) as { taskManifest: TaskManifest });
-  const { Findings } = (await import(path.join(PROJECT_DIR, 'src/findings.ts'))) as { Findings: new () => object };
-  findings = new Findings();
+  findings = await loadGeneratedFixture('regressions', result.ir, scratch, {
+    classModule: 'src/findings.ts',
+    className: 'Findings',
+  });
 }, TSC_TIMEOUT_MS);
 
 afterAll(() => removeDir(scratch));
 
-function tool(name: string): TaskToolDefinition {
-  const found = manifest.tools.find((candidate) => candidate.name === name);
-  if (!found) throw new Error(`no tool ${name}`);
-  return found;
-}
-
-/** ajv as strict as the all-types test, with OpenAPI's `discriminator` keyword switched on. */
-function strictAjv(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, strictTuples: false, discriminator: true }));
-}
+const tool = (name: string) => findings.tool(name);
 
 describe('the regressions fixture', () => {
   it('turns every decorated method into a tool, with only the marked warnings', () => {
@@ -155,7 +140,7 @@ describe('the regressions fixture', () => {
     }
     expect(accepted).toBeGreaterThan(8);
     expect(rejected).toBeGreaterThan(8);
-    for (const definition of manifest.tools) if (definition.outputSchema) ajv.compile(definition.outputSchema);
+    for (const definition of findings.manifest.tools) if (definition.outputSchema) ajv.compile(definition.outputSchema);
   });
 
   it('uses discriminator only for string tags, enum members included', () => {
@@ -168,11 +153,7 @@ describe('the regressions fixture', () => {
 });
 
 describe('the generated module at run time', () => {
-  async function call(name: string, args: unknown) {
-    const definition = tool(name);
-    const ctx = { progress: () => {} } as unknown as TaskContext;
-    return toCallToolResult(definition, await definition.invoke(findings, definition.input.parse(args), ctx));
-  }
+  const call = (name: string, args: unknown) => findings.call(name, args);
 
   it('asks a string-enum question with an enum schema and validates the answer', () => {
     const [question] = tool('pay').questions ?? [];

@@ -4,26 +4,24 @@
  * zod schema alike; the generated module must compile with `tsc`. The rows here and the rows in
  * the README must be the same set, so the table cannot promise what no test checks.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitTaskModule, type GenerateResult, generate } from '../../src/generator/index.js';
-import type { TaskContext, TaskManifest, TaskToolDefinition } from '../../src/index.js';
-import { toCallToolResult } from '../../src/tools/result.js';
 import {
   FIXTURES,
   fixtureTsconfig,
+  type GeneratedFixture,
+  loadGeneratedFixture,
   REPO_ROOT,
   removeDir,
   runTsc,
   scratchDir,
+  strictAjv,
   TSC_TIMEOUT_MS,
   writeTypeCheckProject,
 } from './helpers.js';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const PROJECT_DIR = path.join(FIXTURES, 'type-corpus');
 const OUT = path.join(PROJECT_DIR, 'src/__generated__/tasks.generated.ts');
 
@@ -137,28 +135,20 @@ const ROWS: Readonly<Record<string, readonly Case[]>> = {
 
 let result: GenerateResult;
 let scratch: string;
-let manifest: TaskManifest;
-let corpus: object;
+let corpus: GeneratedFixture;
 
 beforeAll(async () => {
   result = generate({ tsconfig: fixtureTsconfig('type-corpus'), out: OUT });
   scratch = scratchDir('type-corpus');
-  const dir = path.join(scratch, 'runtime');
-  mkdirSync(dir);
-  const out = path.join(dir, 'tasks.generated.ts');
-  writeFileSync(out, emitTaskModule(result.ir, { projectDir: PROJECT_DIR, outFile: out }));
-  ({ taskManifest: manifest } = (await import(out)) as { taskManifest: TaskManifest });
-  const { Corpus } = (await import(path.join(PROJECT_DIR, 'src/corpus.ts'))) as { Corpus: new () => object };
-  corpus = new Corpus();
+  corpus = await loadGeneratedFixture('type-corpus', result.ir, scratch, {
+    classModule: 'src/corpus.ts',
+    className: 'Corpus',
+  });
 }, TSC_TIMEOUT_MS);
 
 afterAll(() => removeDir(scratch));
 
-function tool(name: string): TaskToolDefinition {
-  const found = manifest.tools.find((candidate) => candidate.name === name);
-  if (!found) throw new Error(`no tool ${name}`);
-  return found;
-}
+const tool = (name: string) => corpus.tool(name);
 
 /** The first cells of the README's type table, between its markers. */
 function readmeRows(): string[] {
@@ -202,7 +192,7 @@ describe('the README type table', () => {
 
   describe.each(Object.entries(ROWS))('%s', (_row, cases) => {
     it('accepts and rejects the same values in ajv and zod, as the row says', () => {
-      const ajv = addFormats(new Ajv2020({ strict: true, strictTuples: false, discriminator: true }));
+      const ajv = strictAjv();
       for (const { tool: name, accept, reject } of cases) {
         const definition = tool(name);
         const validate = ajv.compile(definition.inputSchema);
@@ -240,9 +230,6 @@ describe('the deliberate limits', () => {
       type: 'object',
       properties: { limit: { type: 'number' }, offset: { type: 'number', default: 0 } },
     });
-    const definition = tool('paged');
-    const ctx = { progress: () => {} } as unknown as TaskContext;
-    const called = toCallToolResult(definition, await definition.invoke(corpus, definition.input.parse({}), ctx));
-    expect(called).toEqual({ content: [{ type: 'text', text: '10:0' }] });
+    expect(await corpus.call('paged', {})).toEqual({ content: [{ type: 'text', text: '10:0' }] });
   });
 });

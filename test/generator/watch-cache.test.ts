@@ -11,7 +11,7 @@ import { EmitCache } from '../../src/generator/emit/emit-cache.js';
 import { emitTaskModule } from '../../src/generator/emit/module.js';
 import { generate, type WatchCycle, watchProject } from '../../src/generator/index.js';
 import type { ManifestIR, NamedTypeIR, ObjectTypeIR, PropertyIR, ToolIR } from '../../src/generator/ir.js';
-import { copyFixture, removeDir, TSC_TIMEOUT_MS } from './helpers.js';
+import { copyFixture, nextCycle, removeDir, TSC_TIMEOUT_MS } from './helpers.js';
 
 const PROJECT = path.resolve('/project');
 const OUT = path.join(PROJECT, 'src/__generated__/tasks.generated.ts');
@@ -121,32 +121,42 @@ describe('--watch', () => {
     for (const copy of copies) removeDir(copy);
   });
 
-  /** Resolves with run number `count` (0 is the initial run). */
-  function nextCycle(cycles: WatchCycle[], count: number, timeoutMs = 20_000): Promise<WatchCycle> {
-    const started = Date.now();
-    return new Promise((resolve, reject) => {
-      const poll = () => {
-        const cycle = cycles[count];
-        if (cycle) resolve(cycle);
-        else if (Date.now() - started > timeoutMs) reject(new Error(`no watch run #${count + 1}`));
-        else setTimeout(poll, 10);
-      };
-      poll();
-    });
+  /** Watches a copy of `ts7-project` with `files` added; `edit` writes a file and waits for the run. */
+  async function watchCopy(files: Record<string, string>) {
+    const project = copyFixture('ts7-project');
+    copies.push(project);
+    const write = (file: string, text: string) => writeFileSync(path.join(project, file), text);
+    for (const [file, text] of Object.entries(files)) write(file, text);
+    const tsconfig = path.join(project, 'tsconfig.json');
+    const out = path.join(project, 'src/__generated__/tasks.generated.ts');
+    const cycles: WatchCycle[] = [];
+    const handle = watchProject({ tsconfig, out, cwd: project, log: () => {}, onCycle: (cycle) => cycles.push(cycle) });
+    expect((await nextCycle(cycles, 0)).outcome).toBe('written');
+    return {
+      project,
+      /** The generated module as the watcher left it. */
+      generated: () => readFileSync(out, 'utf8'),
+      /** What a cold run writes for the project as it is on disk now. */
+      cold: () => generate({ tsconfig, out, cwd: project }).files.get(out),
+      edit: (file: string, text: string) => {
+        write(file, text);
+        return nextCycle(cycles, cycles.length);
+      },
+      stop: () => handle.stop(),
+    };
   }
+
+  const decorated = (...lines: string[]) =>
+    ["import { Task } from '../../../../../src/decorators/index.js';", ...lines, ''].join('\n');
 
   it(
     'picks up an edit to a global type, which the tool that uses it does not import',
     async () => {
-      const project = copyFixture('ts7-project');
-      copies.push(project);
-      const write = (file: string, text: string) => writeFileSync(path.join(project, file), text);
       // A script (no import or export): its interface is global. The '@' makes it a scanned file.
-      write('src/globals.ts', '/** Run options. @see Runner */\ninterface RunOptions {\n  verbose: boolean;\n}\n');
-      write(
-        'src/runner.ts',
-        [
-          "import { Task } from '../../../../../src/decorators/index.js';",
+      const globals = '/** Run options. @see Runner */\ninterface RunOptions {\n  verbose: boolean;\n}\n';
+      const watched = await watchCopy({
+        'src/globals.ts': globals,
+        'src/runner.ts': decorated(
           '',
           'export class Runner {',
           '  /** Runs. */',
@@ -155,53 +165,30 @@ describe('--watch', () => {
           '    return String(options.verbose);',
           '  }',
           '}',
-          '',
-        ].join('\n'),
-      );
-      const tsconfig = path.join(project, 'tsconfig.json');
-      const out = path.join(project, 'src/__generated__/tasks.generated.ts');
-      const cycles: WatchCycle[] = [];
-      const handle = watchProject({
-        tsconfig,
-        out,
-        cwd: project,
-        log: () => {},
-        onCycle: (cycle) => cycles.push(cycle),
+        ),
       });
       try {
-        expect((await nextCycle(cycles, 0)).outcome).toBe('written');
-        expect(readFileSync(out, 'utf8')).not.toContain('level');
-        write(
-          'src/globals.ts',
-          '/** Run options. @see Runner */\ninterface RunOptions {\n  verbose: boolean;\n  level: number;\n}\n',
-        );
-        expect(await nextCycle(cycles, 1)).toMatchObject({ outcome: 'written' });
-        const generated = readFileSync(out, 'utf8');
-        expect(generated).toContain('level: z.number()');
-        expect(generated).toBe(generate({ tsconfig, out, cwd: project }).files.get(out));
+        expect(watched.generated()).not.toContain('level');
+        const cycle = await watched.edit('src/globals.ts', globals.replace('}', '  level: number;\n}'));
+        expect(cycle).toMatchObject({ outcome: 'written' });
+        expect(watched.generated()).toContain('level: z.number()');
+        expect(watched.generated()).toBe(watched.cold());
       } finally {
-        await handle.stop();
+        await watched.stop();
       }
-      // Several cold runs to compare with: each reads the project anew.
     },
+    // Each comparison is a cold run, reading the project anew.
     TSC_TIMEOUT_MS,
   );
 
   it(
     'picks up an edit to a type in another file that a tool uses, two imports away',
     async () => {
-      const project = copyFixture('ts7-project');
-      copies.push(project);
-      const write = (file: string, text: string) => writeFileSync(path.join(project, file), text);
-      write('src/tag.ts', 'export interface Tag {\n  label: string;\n}\n');
-      write(
-        'src/entry.ts',
-        "import type { Tag } from './tag.js';\n\nexport interface Entry {\n  name: string;\n  tag: Tag;\n}\n",
-      );
-      write(
-        'src/reports.ts',
-        [
-          "import { Task } from '../../../../../src/decorators/index.js';",
+      const watched = await watchCopy({
+        'src/tag.ts': 'export interface Tag {\n  label: string;\n}\n',
+        'src/entry.ts':
+          "import type { Tag } from './tag.js';\n\nexport interface Entry {\n  name: string;\n  tag: Tag;\n}\n",
+        'src/reports.ts': decorated(
           "import type { Entry } from './entry.js';",
           '',
           'export interface Report {',
@@ -215,25 +202,11 @@ describe('--watch', () => {
           '    return { entries: [{ name: path, tag: { label: "x" } as never }] };',
           '  }',
           '}',
-          '',
-        ].join('\n'),
-      );
-      const tsconfig = path.join(project, 'tsconfig.json');
-      const out = path.join(project, 'src/__generated__/tasks.generated.ts');
-      /** What a cold run writes for the project as it is on disk now. */
-      const cold = () => generate({ tsconfig, out, cwd: project }).files.get(out);
-      const cycles: WatchCycle[] = [];
-      const handle = watchProject({
-        tsconfig,
-        out,
-        cwd: project,
-        log: () => {},
-        onCycle: (cycle) => cycles.push(cycle),
+        ),
       });
       try {
-        expect((await nextCycle(cycles, 0)).outcome).toBe('written');
-        expect(readFileSync(out, 'utf8')).toBe(cold());
-
+        expect(watched.generated()).toBe(watched.cold());
+        const greeter = readFileSync(path.join(watched.project, 'src/greeter.ts'), 'utf8');
         const edits: [file: string, text: string, visible: string][] = [
           ['src/tag.ts', "export interface Tag {\n  label: string;\n  color: 'red' | 'blue';\n}\n", "'red', 'blue'"],
           ['src/tag.ts', 'export interface Tag {\n  label: string;\n  createdAt: Date;\n}\n', 'TagOutputSchema'],
@@ -246,25 +219,22 @@ describe('--watch', () => {
           // its Tag is now displayed as Tag2.
           [
             'src/greeter.ts',
-            readFileSync(path.join(project, 'src/greeter.ts'), 'utf8').replace(
+            greeter.replace(
               '  text: string;\n}',
               '  text: string;\n  tag?: Tag;\n}\n\nexport interface Tag {\n  id: number;\n}',
             ),
             'Tag2OutputSchema',
           ],
         ];
-        for (const [index, [file, text, visible]] of edits.entries()) {
-          write(file, text);
-          const cycle = await nextCycle(cycles, index + 1);
-          expect(cycle, file).toMatchObject({ outcome: 'written', changed: [path.join(project, file)] });
-          const generated = readFileSync(out, 'utf8');
-          expect(generated, file).toContain(visible);
-          expect(generated, file).toBe(cold());
+        for (const [file, text, visible] of edits) {
+          const cycle = await watched.edit(file, text);
+          expect(cycle, file).toMatchObject({ outcome: 'written', changed: [path.join(watched.project, file)] });
+          expect(watched.generated(), file).toContain(visible);
+          expect(watched.generated(), file).toBe(watched.cold());
         }
       } finally {
-        await handle.stop();
+        await watched.stop();
       }
-      // Several cold runs to compare with: each reads the project anew.
     },
     TSC_TIMEOUT_MS,
   );

@@ -11,12 +11,14 @@
  *
  * Prints one `READY {"url": ...}` line, then answers the parent's IPC messages: `memory` (after a
  * forced GC when started with --expose-gc) returns `process.memoryUsage()` (RSS read before that
- * collection), and `stats` the process CPU and the collections since the last `stats`.
+ * collection), and `stats` the process CPU, the collections, and the bytes allocated and surviving young
+ * collections since the last `stats`.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
@@ -111,10 +113,41 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
+/**
+ * Bytes allocated and bytes that survived a young-generation collection into old space, since the
+ * last `stats` message: the heap in use grows only by allocation and shrinks only in collections,
+ * so allocation is what it grew by between them. Independent of machine load.
+ */
+let profiler = new v8.GCProfiler();
+profiler.start();
+let usedAtStart = v8.getHeapStatistics().used_heap_size;
+function heapFlow(): { allocated: number; promoted: number } {
+  const { statistics } = profiler.stop();
+  const usedNow = v8.getHeapStatistics().used_heap_size;
+  let allocated = 0;
+  let promoted = 0;
+  let previous = usedAtStart;
+  for (const gc of statistics) {
+    allocated += gc.beforeGC.heapStatistics.usedHeapSize - previous;
+    previous = gc.afterGC.heapStatistics.usedHeapSize;
+    if (gc.gcType === 'Scavenge' || gc.gcType === 'MinorMarkCompact') {
+      const old = (when: typeof gc.beforeGC) =>
+        when.heapSpaceStatistics.find((space) => space.spaceName === 'old_space')?.spaceUsedSize ?? 0;
+      promoted += old(gc.afterGC) - old(gc.beforeGC);
+    }
+  }
+  allocated += usedNow - previous;
+  profiler = new v8.GCProfiler();
+  profiler.start();
+  usedAtStart = v8.getHeapStatistics().used_heap_size;
+  return { allocated, promoted };
+}
+
 process.on('message', (message: { id: number; type: 'memory' | 'stats' }) => {
   if (message.type === 'stats') {
     // CPU since start and the collections since the last call (the parent takes differences).
-    process.send?.({ id: message.id, cpu: process.cpuUsage(), gc: structuredClone(collections) });
+    const flow = heapFlow();
+    process.send?.({ id: message.id, cpu: process.cpuUsage(), gc: structuredClone(collections), ...flow });
     for (const bucket of [collections.minor, collections.major]) {
       bucket.count = 0;
       bucket.ms = 0;

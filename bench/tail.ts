@@ -47,6 +47,9 @@ interface ServerStats {
   readonly cpu: NodeJS.CpuUsage;
   /** Collections since the previous `stats()`. */
   readonly gc: Collections;
+  /** Bytes allocated, and bytes that survived a young collection into old space, since then. */
+  readonly allocated: number;
+  readonly promoted: number;
 }
 
 interface Served {
@@ -246,6 +249,8 @@ interface Cost {
   minor: number;
   major: number;
   gcMs: number;
+  allocated: number;
+  promoted: number;
 }
 
 /** Runs `n` calls of a case, timing each, and adds its server's CPU and collections to `cost`. */
@@ -258,6 +263,8 @@ async function round(one: Case, n: number, cost: Cost): Promise<number[]> {
   cost.minor += after.gc.minor.count;
   cost.major += after.gc.major.count;
   cost.gcMs += after.gc.minor.ms + after.gc.major.ms;
+  cost.allocated += after.allocated;
+  cost.promoted += after.promoted;
   return latencies;
 }
 
@@ -280,7 +287,9 @@ async function measureLatency(): Promise<Row[]> {
     }
     for (const one of cases) await timed(WARMUP_CALLS, one.op);
     const samples = new Map(cases.map((one) => [one.name, [] as number[]]));
-    const costs = new Map(cases.map((one) => [one.name, { calls: 0, cpuUs: 0, minor: 0, major: 0, gcMs: 0 }]));
+    const costs = new Map(
+      cases.map((one) => [one.name, { calls: 0, cpuUs: 0, minor: 0, major: 0, gcMs: 0, allocated: 0, promoted: 0 }]),
+    );
     for (let r = 0; r < ROUNDS; r++) {
       // Rotate the order each round so no case always runs first or last.
       for (let i = 0; i < cases.length; i++) {
@@ -291,10 +300,23 @@ async function measureLatency(): Promise<Row[]> {
     const stats = new Map([...samples].map(([name, latencies]) => [name, tail(latencies)]));
     console.log(
       `plain tools/call, one client, one call at a time, ${ROUNDS} rounds × ${CALLS_PER_ROUND} calls; ` +
-        'latency in ms; server CPU and collections per 1,000 calls',
+        'latency in ms; server CPU and heap per call, collections per 1,000 calls',
     );
     printTable(
-      ['server', 'protocol', 'p50', 'p99', 'p99.9', 'p99 ÷ p50', 'CPU µs/call', 'minor GCs', 'major GCs', 'GC ms'],
+      [
+        'server',
+        'protocol',
+        'p50',
+        'p99',
+        'p99.9',
+        'p99 ÷ p50',
+        'CPU µs/call',
+        'KB allocated/call',
+        'KB to old space/call',
+        'minor GCs',
+        'major GCs',
+        'GC ms',
+      ],
       cases.map((one) => {
         const s = stats.get(one.name) as Tail;
         const c = costs.get(one.name) as Cost;
@@ -307,13 +329,15 @@ async function measureLatency(): Promise<Row[]> {
           fmt(s.p999, 2),
           `${fmt(s.p99 / s.p50, 2)}×`,
           fmt(c.cpuUs / c.calls),
+          fmt(c.allocated / c.calls / 1024, 1),
+          fmt(c.promoted / c.calls / 1024, 1),
           per1000(c.minor),
           per1000(c.major),
           per1000(c.gcMs),
         ];
       }),
     );
-    return eras.map((era) => {
+    const tailRows = eras.map((era): Row => {
       const mine = stats.get(`framework ${era}`) as Tail;
       const theirs = stats.get(`bare ${era}`) as Tail;
       const show = (s: Tail) => `p99 ${fmt(s.p99, 2)} ms (p50 ${fmt(s.p50, 2)}, ${fmt(s.p99 / s.p50, 2)}×)`;
@@ -327,6 +351,22 @@ async function measureLatency(): Promise<Row[]> {
         met: mine.p99 <= 2 * mine.p50,
       };
     });
+    // What sets the tail, independent of the machine's load: garbage per call, and how much of
+    // it outlives young collections (copied, then left for a full mark-compact).
+    const garbageRows = eras.map((era): Row => {
+      const mine = costs.get(`framework ${era}`) as Cost;
+      const theirs = costs.get(`bare ${era}`) as Cost;
+      const show = (c: Cost) =>
+        `${fmt(c.allocated / c.calls / 1024, 1)} KB (${fmt(c.promoted / c.calls / 1024, 1)} KB to old space)`;
+      return {
+        bench: '6 tail',
+        metric: `plain tools/call, ${era}: heap allocated per call (surviving young GC); lower is better`,
+        framework: show(mine),
+        baseline: show(theirs),
+        ratio: mine.allocated / mine.calls / (theirs.allocated / theirs.calls),
+      };
+    });
+    return [...tailRows, ...garbageRows];
   } finally {
     await Promise.all([bare.stop(), framework.stop()]);
   }

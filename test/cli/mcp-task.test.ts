@@ -8,7 +8,7 @@ import { runTaskCli } from '../../cli/task/program.js';
 import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
 import { type BareServer, startBareV1Server } from '../client/bare-v1-task-server.js';
 import { type RunningServer, startServer } from '../e2e/support.js';
-import { runCli, runInTerminal } from './run-cli.js';
+import { type CliRun, runCli, runInTerminal } from './run-cli.js';
 
 /** The command in this process, for cases where a process of its own adds nothing. */
 async function runHere(args: readonly string[]) {
@@ -23,6 +23,23 @@ async function runHere(args: readonly string[]) {
     },
   });
   return { code, stdout, stderr };
+}
+
+/** `call <server> <tool>` with `--arg key=value` for each of `args`, then `flags`; `server` may be `['--stdio', command]`. */
+function call(
+  server: string | readonly string[],
+  tool: string,
+  args: Record<string, string | number>,
+  ...flags: string[]
+): string[] {
+  const options = Object.entries(args).flatMap(([key, value]) => ['--arg', `${key}=${value}`]);
+  return ['call', ...[server].flat(), tool, ...options, ...flags];
+}
+
+/** The one JSON document a `--json` run printed, once its exit code is checked. */
+function jsonOf(run: CliRun, code: number): unknown {
+  expect(run.code, run.stderr).toBe(code);
+  return JSON.parse(run.stdout);
 }
 
 // Each test starts one to three processes of its own; on a loaded machine that takes a while.
@@ -44,15 +61,9 @@ afterAll(async () => {
 
 describe.each(['2025', '2026'])('in a terminal, dialect %s', (dialect) => {
   it('shows progress, asks the question with a prompt built from its schema, prints the result', async () => {
-    const terminal = runInTerminal([
-      'call',
-      fixture.url,
-      'confirm_delete',
-      '--arg',
-      'filename=notes.txt',
-      '--dialect',
-      dialect,
-    ]);
+    const terminal = runInTerminal(
+      call(fixture.url, 'confirm_delete', { filename: 'notes.txt' }, '--dialect', dialect),
+    );
     await terminal.waitFor(/Delete the file\?[\s\S]*Yes \/ . No/);
     expect(terminal.screen()).toContain('Delete notes.txt?');
     terminal.type('y');
@@ -62,17 +73,9 @@ describe.each(['2025', '2026'])('in a terminal, dialect %s', (dialect) => {
   });
 
   it('asks before Ctrl-C cancels the task, then exits 130', async () => {
-    const terminal = runInTerminal([
-      'call',
-      fixture.url,
-      'slow_compute',
-      '--arg',
-      'seconds=60',
-      '--arg',
-      'label=long',
-      '--dialect',
-      dialect,
-    ]);
+    const terminal = runInTerminal(
+      call(fixture.url, 'slow_compute', { seconds: 60, label: 'long' }, '--dialect', dialect),
+    );
     await terminal.waitFor(/computing long/);
     terminal.type('\x03');
     await terminal.waitFor(/Cancel task \S+\?/);
@@ -85,35 +88,17 @@ describe.each(['2025', '2026'])('in a terminal, dialect %s', (dialect) => {
 
 describe.each(['2025', '2026'])('with piped output, dialect %s', (dialect) => {
   it('prints plain status lines on stderr and the result on stdout', async () => {
-    const run = await runCli([
-      'call',
-      fixture.url,
-      'slow_compute',
-      '--arg',
-      'seconds=0.2',
-      '--arg',
-      'label=x',
-      '--dialect',
-      dialect,
-    ]);
+    const run = await runCli(call(fixture.url, 'slow_compute', { seconds: 0.2, label: 'x' }, '--dialect', dialect));
     expect(run).toMatchObject({ code: 0, stdout: 'Computed x in 0.2s\n' });
     expect(run.stderr).toMatch(/^status: working\n(.*\n)*status: completed\n/);
     expect(run.stderr).not.toContain('\x1b');
   });
 
   it('never prompts: an unanswered question prints it, exits 3 and leaves the task for `answer`', async () => {
-    const waiting = await runCli([
-      'call',
-      fixture.url,
-      'confirm_delete',
-      '--arg',
-      'filename=a',
-      '--json',
-      '--dialect',
-      dialect,
-    ]);
-    expect(waiting.code).toBe(3);
-    const document = JSON.parse(waiting.stdout);
+    const waiting = await runCli(
+      call(fixture.url, 'confirm_delete', { filename: 'a' }, '--json', '--dialect', dialect),
+    );
+    const document = jsonOf(waiting, 3) as { taskId: string };
     expect(document).toMatchObject({
       status: 'input_required',
       questions: [{ key: 'confirm', message: 'Delete a?' }],
@@ -129,8 +114,7 @@ describe.each(['2025', '2026'])('with piped output, dialect %s', (dialect) => {
     ]);
     expect(answered.code).toBe(0);
     const result = await runCli(['result', fixture.url, document.taskId, '--json', '--dialect', dialect]);
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({
+    expect(jsonOf(result, 0)).toEqual({
       taskId: document.taskId,
       status: 'completed',
       result: { content: [{ type: 'text', text: 'Deleted a' }] },
@@ -138,51 +122,41 @@ describe.each(['2025', '2026'])('with piped output, dialect %s', (dialect) => {
   });
 
   it('takes answers in advance with --answer, and prints exactly one JSON document with --json', async () => {
-    const run = await runCli([
-      'call',
-      fixture.url,
-      'confirm_delete',
-      '--json',
-      '{"filename":"b"}',
-      '--answer',
-      'confirm={"confirm":false}',
-      '--dialect',
-      dialect,
-    ]);
-    expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', result: { content: [{ text: 'Kept b' }] } });
+    const run = await runCli(
+      call(
+        fixture.url,
+        'confirm_delete',
+        {},
+        '--json',
+        '{"filename":"b"}',
+        '--answer',
+        'confirm={"confirm":false}',
+        '--dialect',
+        dialect,
+      ),
+    );
+    expect(jsonOf(run, 0)).toMatchObject({ status: 'completed', result: { content: [{ text: 'Kept b' }] } });
     expect(run.stdout.trim().split('\n')).toHaveLength(1);
   });
 
   it('exits 1 with the JSON-RPC error of a failed task', async () => {
-    const run = await runHere(['call', fixture.url, 'protocol_error_job', '--json', '--dialect', dialect]);
-    expect(run.code).toBe(1);
-    expect(JSON.parse(run.stdout)).toMatchObject({
+    const run = await runHere(call(fixture.url, 'protocol_error_job', {}, '--json', '--dialect', dialect));
+    expect(jsonOf(run, 1)).toMatchObject({
       status: 'failed',
       error: { code: -32603, message: 'The job hit a protocol error on purpose' },
     });
   });
 
   it('detaches, then cancels by id', async () => {
-    const started = await runCli([
-      'call',
-      fixture.url,
-      'slow_compute',
-      '--arg',
-      'seconds=60',
-      '--arg',
-      'label=d',
-      '--detach',
-      '--dialect',
-      dialect,
-    ]);
+    const started = await runCli(
+      call(fixture.url, 'slow_compute', { seconds: 60, label: 'd' }, '--detach', '--dialect', dialect),
+    );
     expect(started.code).toBe(0);
     const taskId = started.stdout.trim();
     const cancelled = await runHere(['cancel', fixture.url, taskId, '--dialect', dialect]);
     expect(cancelled).toMatchObject({ code: 0, stdout: `${taskId}: cancelled\n` });
     const result = await runHere(['result', fixture.url, taskId, '--json', '--dialect', dialect]);
-    expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout)).toMatchObject({ taskId, status: 'cancelled' });
+    expect(jsonOf(result, 1)).toMatchObject({ taskId, status: 'cancelled' });
   });
 });
 
@@ -205,41 +179,22 @@ describe('other servers and transports', () => {
   it('drives a task with a question on a bare v1 SDK task server (2025-11-25)', async () => {
     const tools = await runHere(['tools', bare.url]);
     expect(tools.stdout).toContain('confirm [task: required]');
-    const run = await runCli([
-      'call',
-      bare.url,
-      'confirm',
-      '--arg',
-      'what=deploy',
-      '--answer',
-      'question-1={"go":true}',
-      '--json',
-    ]);
-    expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({
+    const run = await runCli(
+      call(bare.url, 'confirm', { what: 'deploy' }, '--answer', 'question-1={"go":true}', '--json'),
+    );
+    expect(jsonOf(run, 0)).toMatchObject({
       status: 'completed',
       result: { content: [{ text: 'Did deploy' }] },
     });
     // Its task store binds tasks to the session: a new process lists only its own (none).
     const listed = await runHere(['list', bare.url, '--json']);
-    expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual({ tasks: [] });
+    expect(jsonOf(listed, 0)).toEqual({ tasks: [] });
   });
 
   it('runs a local server over --stdio', async () => {
-    const run = await runCli([
-      'call',
-      '--stdio',
-      `${process.execPath} --conditions=mcp-task-server-source --import tsx examples/conformance-fixture/server.ts --stdio`,
-      'slow_compute',
-      '--arg',
-      'seconds=0',
-      '--arg',
-      'label=local',
-      '--json',
-    ]);
-    expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({
+    const server = `${process.execPath} --conditions=mcp-task-server-source --import tsx examples/conformance-fixture/server.ts --stdio`;
+    const run = await runCli(call(['--stdio', server], 'slow_compute', { seconds: 0, label: 'local' }, '--json'));
+    expect(jsonOf(run, 0)).toMatchObject({
       status: 'completed',
       result: { content: [{ text: 'Computed local in 0s' }] },
     });

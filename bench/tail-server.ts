@@ -6,7 +6,8 @@
  * - `bare`: the SDK alone. A v2 `McpServer` with one `registerTool('greet')` behind the SDK's
  *   own `createMcpHandler` (2026-07-28, per request) and, on the same port, 2025-11-25 sessions
  *   on the SDK's `WebStandardStreamableHTTPServerTransport` (one `McpServer` per session, as the
- *   SDK's examples do): the plain, non-task `tools/call` baseline.
+ *   SDK's examples do, answering on an SSE stream as the framework's sessions do): the plain,
+ *   non-task `tools/call` baseline.
  * - `framework`: the conformance fixture on `createTaskServer`, in-process runtime.
  *
  * Prints one `READY {"url": ...}` line, then answers the parent's IPC messages: `memory` (after a
@@ -54,7 +55,6 @@ async function listenBare(): Promise<{ url: string; close: () => Promise<void> }
     if (existing) return existing.handleRequest(request, { parsedBody });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
-      enableJsonResponse: true,
       onsessioninitialized: (id) => void sessions.set(id, transport),
       onsessionclosed: (id) => void sessions.delete(id),
     });

@@ -5,8 +5,8 @@
  * each process's memory is its own.
  *
  * - Latency: one client, one call at a time (what an agent's tool call looks like), over
- *   Streamable HTTP with JSON responses, on both protocol revisions: 2026-07-28 (stateless
- *   POSTs) and 2025-11-25 (one session). The framework's inline `greet` (a `@Tool`) against the
+ *   Streamable HTTP, on both protocol revisions: 2026-07-28 (stateless POSTs, JSON answers)
+ *   and 2025-11-25 (one session, answers on SSE streams). The framework's inline `greet` (a `@Tool`) against the
  *   same tool on a bare SDK server, in interleaved rounds; p50, p99 and p99.9 over every call of
  *   every round. Target: the framework's p99 at most 2× its own p50.
  * - Memory: fresh processes started with --expose-gc. RSS and live heap (after a forced GC) at

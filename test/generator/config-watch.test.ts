@@ -169,7 +169,6 @@ describe('--watch', () => {
       writeFileSync(greeter, original.replace('async greet(', 'async greetLoudly('));
       const edited = await nextCycle(cycles, 1);
       expect(edited).toMatchObject({ outcome: 'written', changed: [greeter] });
-      expect(edited.durationMs).toBeLessThan(1000);
       expect(readFileSync(out, 'utf8')).toContain("name: 'greet_loudly'");
 
       writeFileSync(greeter, original.replace('name: string', 'name: Map<string, string>'));

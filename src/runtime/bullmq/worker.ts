@@ -305,7 +305,9 @@ export class TaskWorker {
       let startedNote: NodeJS.Timeout | undefined;
       try {
         const started = (mustRead ? undefined : startSnapshot(job, this.clock())) ?? (await this.store.read(taskId));
-        if (!started || isTerminal(started.record.status) || controller.signal.aborted) return;
+        if (!started || isTerminal(started.record.status)) return;
+        // Aborted before the method started: a cancel heard early ends here, a shutdown hands back.
+        if (controller.signal.aborted) return this.afterAbort(job, token, run);
         run.known = started;
         const remember = (written: StoredRecord | undefined) => {
           if (written && Number(written.version) > Number(run.known?.version ?? 0)) run.known = written;

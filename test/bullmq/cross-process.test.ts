@@ -3,7 +3,7 @@
  * from here, its record changes reaching listeners here, a graceful SIGTERM, and jobs of
  * SIGKILLed workers recovered by others until the task fails as "worker lost".
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import type { TaskEvent, TaskExecutor } from '../../src/engine/runtime.js';
 import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
 import { sleep } from '../contract/runtime-contract.js';
@@ -128,9 +128,13 @@ describeWithRedis('bullmq runtime across processes', () => {
     await startedIn(rescuer);
     const rescuedAfter = Date.now() - killedAt;
     expect(rescuedAfter).toBeLessThan(5000);
-    expect(
-      events.some((e) => e.record.taskId === task.taskId && e.record.statusMessage?.startsWith('queued again')),
-    ).toBe(true);
+    // The note is written by whichever worker found the stall, beside the rescuer's start, and
+    // its event travels apart from the child's report: it may land just after it.
+    await vi.waitFor(() =>
+      expect(
+        events.some((e) => e.record.taskId === task.taskId && e.record.statusMessage?.startsWith('queued again')),
+      ).toBe(true),
+    );
 
     // maxStalledCount 1: the second loss is final. A live worker (here, in this process) writes the failure.
     rescuer.kill('SIGKILL');

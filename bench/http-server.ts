@@ -11,61 +11,30 @@
  *
  * Prints one `READY {...urls}` line, then serves until SIGTERM.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { app } from '../examples/conformance-fixture/app.js';
 import { createTaskServer } from '../src/host/task-server.js';
 import { silentLogger } from '../src/tools/logger.js';
+import { bareServer, LIFTED_LIMITS, listenOnLoopback } from './bare-sdk.js';
 import { REDIS_URL } from './support.js';
 
 const prefix = process.argv[2];
 if (!prefix) throw new Error('usage: http-server.ts <redis prefix>');
 
-function bareServer(): McpServer {
-  const server = new McpServer({ name: 'bare-sdk', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.registerTool(
-    'greet',
-    { description: 'Greets someone, synchronously.', inputSchema: z.object({ name: z.string() }) },
-    async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }),
-  );
-  return server;
-}
-
 async function listenBare(): Promise<{ url: string; close: () => Promise<void> }> {
   const handler = createMcpHandler(() => bareServer(), { legacy: 'reject' });
-  const handle = toNodeHandler({ fetch: (request: Request) => handler.fetch(request) });
-  const server = http.createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await handler.close();
-    },
-  };
+  return listenOnLoopback(toNodeHandler({ fetch: (request: Request) => handler.fetch(request) }), () =>
+    handler.close(),
+  );
 }
 
 const bare = await listenBare();
-// Throughput is measured against a bare server, so the per-principal budgets (every bench
-// client is the one anonymous principal) are lifted; their own cost per request stays in.
-const limits = {
-  createsPerSecond: 1e9,
-  createBurst: 1e9,
-  readsPerSecond: 1e9,
-  readBurst: 1e9,
-  maxLiveTasksPerPrincipal: 1e9,
-  maxSessionsPerPrincipal: 1e9,
-};
-const memory = createTaskServer({ ...app, logger: silentLogger, limits });
+const memory = createTaskServer({ ...app, logger: silentLogger, limits: LIFTED_LIMITS });
 const bullmq = createTaskServer({
   ...app,
   logger: silentLogger,
-  limits,
+  limits: LIFTED_LIMITS,
   redis: { connection: REDIS_URL, prefix, queue: 'http' },
   workers: 0,
 });

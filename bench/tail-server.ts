@@ -16,34 +16,21 @@
  * collections since the last `stats`.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
   isLegacyRequest,
-  McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { z } from 'zod';
 import { app } from '../examples/conformance-fixture/app.js';
 import { createTaskServer } from '../src/host/task-server.js';
 import { silentLogger } from '../src/tools/logger.js';
+import { bareServer, LIFTED_LIMITS, listenOnLoopback } from './bare-sdk.js';
 
 const kind = process.argv[2];
 if (kind !== 'bare' && kind !== 'framework') throw new Error('usage: tail-server.js bare|framework');
-
-function bareServer(): McpServer {
-  const server = new McpServer({ name: 'bare-sdk', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.registerTool(
-    'greet',
-    { description: 'Greets someone, synchronously.', inputSchema: z.object({ name: z.string() }) },
-    async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }),
-  );
-  return server;
-}
 
 /** The bare SDK on one port: 2026-07-28 per request, 2025-11-25 in sessions. */
 async function listenBare(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -69,31 +56,12 @@ async function listenBare(): Promise<{ url: string; close: () => Promise<void> }
         : modern.fetch(request, { parsedBody });
     },
   });
-  const server = http.createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await modern.close();
-    },
-  };
+  return listenOnLoopback(handle, () => modern.close());
 }
 
 async function listenFramework(): Promise<{ url: string; close: () => Promise<void> }> {
-  // Every bench client is the one anonymous principal: its budgets are lifted (their cost per
-  // request stays in), and its live tasks may reach the number the memory measure retains.
-  const limits = {
-    createsPerSecond: 1e9,
-    createBurst: 1e9,
-    readsPerSecond: 1e9,
-    readBurst: 1e9,
-    maxLiveTasksPerPrincipal: 1e9,
-    maxSessionsPerPrincipal: 1e9,
-  };
-  const server = createTaskServer({ ...app, logger: silentLogger, limits });
+  // Its live tasks may also reach the number the memory measure retains.
+  const server = createTaskServer({ ...app, logger: silentLogger, limits: LIFTED_LIMITS });
   const listening = await server.listen({ port: 0, host: '127.0.0.1' });
   return { url: listening.url, close: () => server.close() };
 }

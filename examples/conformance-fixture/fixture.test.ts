@@ -30,7 +30,7 @@ afterAll(async () => {
   await running?.close();
 });
 
-describe('dialect B (2025-11-25) error rules', () => {
+describe('2025-11-25 core tasks: error rules', () => {
   it('-32601 when a required tool is called without a task (§4.2 MUST)', async () => {
     await expect(
       client.request({ method: 'tools/call', params: { name: 'failing_job', arguments: {} } }, CallToolResultSchema),
@@ -101,7 +101,7 @@ describe('dialect B (2025-11-25) error rules', () => {
   });
 });
 
-describe('dialect C (2026-07-28 tasks extension) rules', () => {
+describe('2026-07-28 tasks extension: rules', () => {
   it('discover declares the extension and no core tasks capability', async () => {
     const reply = await rpc2026(running.url, 'server/discover');
     const capabilities = reply.result?.capabilities as Record<string, unknown>;

@@ -1,7 +1,6 @@
 /**
  * The repository-scan example driven by real clients: the v1 SDK client (2025-11-25 core
- * tasks, dialect B) over Streamable HTTP and raw 2026-07-28 requests (tasks extension,
- * dialect C). Protocol rules: docs/traceability.md, rows B-* and C-*.
+ * tasks) over Streamable HTTP and raw 2026-07-28 requests (tasks extension). Protocol rules: docs/traceability.md, rows B-* and C-*.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -59,7 +58,7 @@ afterAll(async () => {
 
 const samplePath = () => path.relative(repoRoot, sample);
 
-describe('repo-scan over 2025-11-25 with the v1 client (dialect B)', () => {
+describe('repo-scan over 2025-11-25 with the v1 client', () => {
   it('lists both tools with their task support', async () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
@@ -194,7 +193,7 @@ describe('repo-scan over 2025-11-25 with the v1 client (dialect B)', () => {
   });
 });
 
-describe('repo-scan over 2026-07-28 with raw HTTP (dialect C)', () => {
+describe('repo-scan over 2026-07-28 with raw HTTP', () => {
   it('creates a task, polls tasks/get until the result is inlined', async () => {
     const created = await rpc2026(running.url, 'tools/call', {
       name: 'scan_repository',

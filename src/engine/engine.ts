@@ -23,7 +23,7 @@ export interface Caller {
 export interface CreateTaskRequest {
   readonly tool: string;
   readonly args: unknown;
-  /** Retention the client asked for (dialect B), if any. */
+  /** Retention the client asked for (2025-11-25), if any. */
   readonly requestedTtlMs?: number | null;
   readonly toolTtlMs?: number | null;
   readonly toolPollIntervalMs?: number;

@@ -30,7 +30,7 @@ export const DEFAULT_TASK_POLICY: TaskPolicy = {
 };
 
 /**
- * The retention a new task gets. `requested` comes from the client (dialect B's `task.ttl`),
+ * The retention a new task gets. `requested` comes from the client (2025-11-25's `task.ttl`),
  * `toolDefault` from `@Task({ ttlMs })`; `null` in either asks for unlimited.
  */
 export function resolveTtl(

@@ -1,6 +1,6 @@
 /**
- * The task record: one shape for every dialect. Wire projections (B's `ttl`, C's `ttlMs`,
- * A's `keepAlive`) are computed from it in `src/protocol/`, never stored.
+ * The task record: one shape for every dialect. Wire projections (2025's `ttl`, 2026's `ttlMs`,
+ * SEP-1686's `keepAlive`) are computed from it in `src/protocol/`, never stored.
  */
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -19,7 +19,7 @@ export interface TaskErrorPayload {
 }
 
 /**
- * How the work ended. A tool result with `isError: true` is still a `result`: dialect B reports
+ * How the work ended. A tool result with `isError: true` is still a `result`: 2025-11-25 reports
  * it as `failed`, C and A as `completed`, so the record keeps the fact, not the verdict.
  */
 export type TaskOutcome =

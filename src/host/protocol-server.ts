@@ -18,17 +18,17 @@ import { z } from 'zod';
 import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
-import { type DialectA, isTaskA, readTaskRequestA, toTaskA } from '../protocol/dialect-a.js';
-import { type DialectB, type Elicit, serverCapabilitiesB, toTaskB } from '../protocol/dialect-b.js';
-import {
-  type DialectC,
-  declaresTasksExtension,
-  type ModernCallContext,
-  serverCapabilitiesC,
-} from '../protocol/dialect-c.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
 import { asRpc, ErrorCode, RpcError, toRpcError } from '../protocol/rpc-error.js';
+import { isSep1686Task, readSep1686TaskRequest, type Sep1686Dialect, toSep1686Task } from '../protocol/sep-1686.js';
+import { type Elicit, serverCapabilities2025, type Tasks2025Dialect, toTask2025 } from '../protocol/tasks-2025.js';
+import {
+  declaresTasksExtension,
+  serverCapabilities2026,
+  type Tasks2026CallContext,
+  type Tasks2026Dialect,
+} from '../protocol/tasks-2026.js';
 import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { Logger } from '../tools/logger.js';
@@ -41,10 +41,10 @@ export type Era = 'legacy' | 'modern';
 
 export interface ProtocolServerDeps {
   readonly engine: TaskEngine;
-  readonly dialectB: DialectB;
-  readonly dialectC: DialectC;
+  readonly dialectB: Tasks2025Dialect;
+  readonly dialectC: Tasks2026Dialect;
   /** Present when the app serves the SEP-1686 `_meta` form. */
-  readonly dialectA?: DialectA;
+  readonly dialectA?: Sep1686Dialect;
   readonly resolvePrincipal: PrincipalResolver;
   readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
   readonly instructions?: string;
@@ -64,15 +64,15 @@ export interface ProtocolServerDeps {
 export interface ProtocolServerOptions {
   readonly era: Era;
   readonly transport: 'http' | 'stdio';
-  /** Dialect B: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
+  /** 2025-11-25: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
   readonly listTasks: boolean;
-  /** Dialect B: called with each task this session creates (and its call's progress token), to push its changes. */
+  /** 2025-11-25: called with each task this session creates (and its call's progress token), to push its changes. */
   readonly onTaskCreated?: (taskId: string, caller: Caller, progressToken?: string | number) => void;
 }
 
 /**
  * Workaround 1: `Server` re-validates every `tools/call` result as a plain `CallToolResult`,
- * which rejects B's `{ task }` and adds `content: []` to C's task results. Skipping the wrap
+ * which rejects 2025's `{ task }` and adds `content: []` to 2026's task results. Skipping the wrap
  * for `tools/call` only keeps the SDK's checks everywhere else. (`fallbackRequestHandler`
  * would also work but turns every unknown method into an in-band -32601 instead of the
  * SDK's HTTP 404.) Arguments are validated by the tool registry instead.
@@ -127,7 +127,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   // Workaround 5: capabilities per era. A 2025 `initialize` must not show `extensions`, and a
   // 2026 `server/discover` must not show `tasks` (the SDK strips the latter, not the former).
   const capabilities =
-    options.era === 'legacy' ? serverCapabilitiesB({ list: options.listTasks }) : serverCapabilitiesC();
+    options.era === 'legacy' ? serverCapabilities2025({ list: options.listTasks }) : serverCapabilities2026();
   const codec = deps.requestStateCodec;
   const server = new TaskProtocolServer(
     { ...deps.serverInfo },
@@ -156,7 +156,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     signal: ctx.mcpReq.signal,
     onProgress: progressForwarder(ctx),
   });
-  const modernContext = async (ctx: ServerContext): Promise<ModernCallContext> => ({
+  const modernContext = async (ctx: ServerContext): Promise<Tasks2026CallContext> => ({
     ...(await callContext(ctx)),
     tasksExtension: declaresTasksExtension(
       (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
@@ -232,7 +232,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     server.setRequestHandler(
       'tools/call',
       handle(async (request: { params?: Params }, ctx) => {
-        const taskRequestA = a && readTaskRequestA(request.params);
+        const taskRequestA = a && readSep1686TaskRequest(request.params);
         if (a && taskRequestA) {
           const context = await legacyCallContext(ctx);
           const hangup = ctx.http?.req?.signal;
@@ -258,13 +258,13 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         return result;
       }),
     );
-    // A task answers in the dialect that created it; without the SEP-1686 shim that is always B.
+    // A task answers in the dialect that created it; without the SEP-1686 shim that is always 2025-11-25.
     // A client-chosen id names a task in the caller's own namespace (see `clientTaskKey`).
     const createdThroughA = async (params: Params, who: Caller) => {
       if (!a) return false;
       requireTaskId(params);
       const record = await a.find(params, who);
-      return record !== undefined && isTaskA(record);
+      return record !== undefined && isSep1686Task(record);
     };
     // Workaround 2: every tasks/* handler uses the three-argument schema form.
     server.setRequestHandler(
@@ -335,7 +335,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     );
     // Workaround 2 again: schema registration is what lets 2026 tasks/get and tasks/cancel
     // through the SDK's era gate. tasks/result and tasks/list are deliberately not registered:
-    // the SDK answers -32601 for them on 2026, as dialect C requires.
+    // the SDK answers -32601 for them on 2026, as the 2026 tasks extension requires.
     server.setRequestHandler(
       'tasks/get',
       TaskIdParams,
@@ -379,7 +379,7 @@ async function listEachInItsDialect(
 ): Promise<{ tasks: unknown[]; nextCursor?: string }> {
   const page = await asRpc(() => deps.engine.list(who, optionalCursor(params)));
   return {
-    tasks: page.tasks.map((record) => (isTaskA(record) ? toTaskA(record) : toTaskB(record))),
+    tasks: page.tasks.map((record) => (isSep1686Task(record) ? toSep1686Task(record) : toTask2025(record))),
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
   };
 }

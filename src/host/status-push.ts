@@ -1,5 +1,5 @@
 /**
- * Dialect B push, to the session that created a task: `notifications/tasks/status` whenever its
+ * 2025-11-25 push, to the session that created a task: `notifications/tasks/status` whenever its
  * status (as B reports it) changes (2025-11-25 tasks), and `notifications/progress` on the
  * call's `progressToken` whenever the method reports numbers, since that token stays valid for
  * the task's whole life (§4.9 rule 6). Outside any request, so they travel on the session's
@@ -9,7 +9,7 @@ import type { Server } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { type FollowHandlers, TaskFollower } from '../engine/follow.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../engine/task.js';
-import { statusB, toTaskB } from '../protocol/dialect-b.js';
+import { status2025, toTask2025 } from '../protocol/tasks-2025.js';
 
 export type ProgressToken = string | number;
 
@@ -58,8 +58,8 @@ export function attachStatusPush(server: Server, engine: TaskEngine): StatusPush
         });
       }
       if (isTerminal(record.status)) forget(record.taskId);
-      if (statusB(previous as TaskRecord) === statusB(record)) return;
-      send({ method: 'notifications/tasks/status', params: { ...toTaskB(record) } });
+      if (status2025(previous as TaskRecord) === status2025(record)) return;
+      send({ method: 'notifications/tasks/status', params: { ...toTask2025(record) } });
     },
     onGone: (taskId, last) => {
       tokens.delete(taskId);
@@ -73,7 +73,7 @@ export function attachStatusPush(server: Server, engine: TaskEngine): StatusPush
           statusMessage: expired ? 'Task has expired' : 'Task was deleted',
           lastUpdatedAt: now,
         };
-        send({ method: 'notifications/tasks/status', params: { ...toTaskB(gone) } });
+        send({ method: 'notifications/tasks/status', params: { ...toTask2025(gone) } });
       }
     },
   };

@@ -21,11 +21,11 @@ import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
-import { DialectA } from '../protocol/dialect-a.js';
-import { DialectB } from '../protocol/dialect-b.js';
-import { DialectC } from '../protocol/dialect-c.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { ErrorCode } from '../protocol/rpc-error.js';
+import { Sep1686Dialect } from '../protocol/sep-1686.js';
+import { Tasks2025Dialect } from '../protocol/tasks-2025.js';
+import { Tasks2026Dialect } from '../protocol/tasks-2026.js';
 import { ToolCalls } from '../protocol/tool-calls.js';
 import {
   closeClient,
@@ -227,9 +227,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   });
   const deps: ProtocolServerDeps = {
     engine,
-    dialectB: new DialectB(calls),
-    dialectC: new DialectC(calls),
-    ...(options.sep1686 && { dialectA: new DialectA(calls) }),
+    dialectB: new Tasks2025Dialect(calls),
+    dialectC: new Tasks2026Dialect(calls),
+    ...(options.sep1686 && { dialectA: new Sep1686Dialect(calls) }),
     resolvePrincipal: principals,
     serverInfo: {
       name: options.name ?? 'mcp-task-server',

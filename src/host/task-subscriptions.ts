@@ -13,15 +13,15 @@
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { TaskFollower } from '../engine/follow.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../engine/task.js';
+import { isPlainObject } from '../protocol/params.js';
+import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   declaresTasksExtension,
   missingTasksExtension,
-  toDetailedTaskC,
-  toTaskC,
-} from '../protocol/dialect-c.js';
-import { isPlainObject } from '../protocol/params.js';
-import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
+  toDetailedTask2026,
+  toTask2026,
+} from '../protocol/tasks-2026.js';
 import type { PrincipalSlots } from './principal-slots.js';
 import type { WaiterRegistry } from './waiters.js';
 
@@ -110,7 +110,7 @@ export async function serveTaskListen(
   };
   const follower = new TaskFollower(deps.engine, caller, {
     onChange: (record) => {
-      emit({ ...toDetailedTaskC(record) });
+      emit({ ...toDetailedTask2026(record) });
       // A terminal state is the task's last word on this stream.
       if (isTerminal(record.status)) {
         follower.drop(record.taskId);
@@ -197,7 +197,7 @@ export function goneTaskC(last: TaskRecord, now: number): Record<string, unknown
   const expired = now >= expiresAt(last);
   const message = expired ? 'Task has expired' : 'Task was deleted';
   return {
-    ...toTaskC(last),
+    ...toTask2026(last),
     status: 'failed',
     statusMessage: message,
     lastUpdatedAt: new Date(now).toISOString(),

@@ -1,7 +1,7 @@
 /**
  * Questions asked on a client's open request: while it waits for the task to end, each new
  * question goes to the client as `elicitation/create` on that request's stream, and the answer
- * goes back to the task. Dialect B does this on `tasks/result` (docs/traceability.md, B-27 to B-30); the SEP-1686
+ * goes back to the task. Core tasks of 2025-11-25 do this on `tasks/result` (docs/traceability.md, B-27 to B-30); the SEP-1686
  * shim on the original `tools/call`.
  */
 import type { Caller } from '../engine/engine.js';

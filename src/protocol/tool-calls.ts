@@ -221,7 +221,7 @@ export class ToolCalls {
 }
 
 /**
- * What `tools/list` shows of a tool; dialect B adds `execution`. Clients and models lean on the
+ * What `tools/list` shows of a tool; 2025-11-25 adds `execution`. Clients and models lean on the
  * description, so a method without JSDoc still gets one, from its title or name.
  */
 export function describeTool(tool: TaskToolDefinition): Record<string, unknown> {

@@ -1,7 +1,7 @@
 /**
  * A real requester library against our server: `@modelcontextprotocol/ext-tasks@0.2.2` on top of
  * the v2 client (`@modelcontextprotocol/client@2.4.0`), over Streamable HTTP at 2026-07-28
- * (Dialect C, docs/traceability.md rows C-*), driving the conformance fixture in-process.
+ * (the 2026-07-28 tasks extension, docs/traceability.md rows C-*), driving the conformance fixture in-process.
  *
  * How the library is wired (its README, `dist/client/sdk-client-adapter.js`):
  * - The v2 `Client` must negotiate the modern era (`versionNegotiation: { mode: { pin } }`);

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
-import { DialectC, type ModernCallContext } from '../../src/protocol/dialect-c.js';
 import type { Params } from '../../src/protocol/params.js';
+import { type Tasks2026CallContext, Tasks2026Dialect } from '../../src/protocol/tasks-2026.js';
 import { connectV1, type RunningServer, rpc2026, startServer, TASKS_EXTENSION } from './support.js';
 
 let running: RunningServer;
@@ -16,14 +16,19 @@ const updates: unknown[] = [];
 
 beforeAll(async () => {
   // Records what tasks/update hands the adapter, to see the SDK's lift of `inputResponses`.
-  const original = DialectC.prototype.updateTask;
-  DialectC.prototype.updateTask = function (this: DialectC, params: Params, ctx: ModernCallContext, input: unknown) {
+  const original = Tasks2026Dialect.prototype.updateTask;
+  Tasks2026Dialect.prototype.updateTask = function (
+    this: Tasks2026Dialect,
+    params: Params,
+    ctx: Tasks2026CallContext,
+    input: unknown,
+  ) {
     updates.push(input);
     return original.call(this, params, ctx, input);
   };
   running = await startServer({ manifest: taskManifest, instances: [new FixtureTools(), new GeneralTools()] });
   return () => {
-    DialectC.prototype.updateTask = original;
+    Tasks2026Dialect.prototype.updateTask = original;
   };
 });
 

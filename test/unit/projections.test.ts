@@ -1,8 +1,8 @@
 /** Wire projections of one engine record (one record, several dialects). */
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../../src/engine/task.js';
-import { statusB, toTaskB } from '../../src/protocol/dialect-b.js';
-import { declaresTasksExtension, toDetailedTaskC, toTaskC } from '../../src/protocol/dialect-c.js';
+import { status2025, toTask2025 } from '../../src/protocol/tasks-2025.js';
+import { declaresTasksExtension, toDetailedTask2026, toTask2026 } from '../../src/protocol/tasks-2026.js';
 
 const base: TaskRecord = {
   taskId: 't1',
@@ -22,9 +22,9 @@ const toolError: TaskRecord = {
   outcome: { kind: 'result', result: { content: [{ type: 'text', text: 'no' }], isError: true }, isError: true },
 };
 
-describe('dialect B projection', () => {
+describe('2025-11-25 projection', () => {
   it('uses ttl and pollInterval with ISO timestamps', () => {
-    expect(toTaskB(base)).toEqual({
+    expect(toTask2025(base)).toEqual({
       taskId: 't1',
       status: 'working',
       statusMessage: 'queued',
@@ -36,26 +36,26 @@ describe('dialect B projection', () => {
   });
 
   it('reports a tool error as failed (§4.4)', () => {
-    expect(statusB(toolError)).toBe('failed');
-    expect(toTaskB(toolError).status).toBe('failed');
+    expect(status2025(toolError)).toBe('failed');
+    expect(toTask2025(toolError).status).toBe('failed');
   });
 });
 
-describe('dialect C projection', () => {
+describe('2026-07-28 projection', () => {
   it('uses ttlMs and pollIntervalMs and never the B names', () => {
-    const task = toTaskC(base) as unknown as Record<string, unknown>;
+    const task = toTask2026(base) as unknown as Record<string, unknown>;
     expect(task).toMatchObject({ ttlMs: 60_000, pollIntervalMs: 500 });
     expect('ttl' in task || 'pollInterval' in task).toBe(false);
   });
 
   it('keeps a tool error completed and inlines the result (§5.4)', () => {
-    expect(toDetailedTaskC(toolError)).toMatchObject({ status: 'completed', result: { isError: true } });
+    expect(toDetailedTask2026(toolError)).toMatchObject({ status: 'completed', result: { isError: true } });
   });
 
   it('inlines nothing while the task works, and only the error when it failed', () => {
-    const working = toDetailedTaskC(base);
+    const working = toDetailedTask2026(base);
     expect('result' in working || 'error' in working || 'inputRequests' in working).toBe(false);
-    const failed = toDetailedTaskC({
+    const failed = toDetailedTask2026({
       ...base,
       status: 'failed',
       outcome: { kind: 'error', error: { code: -32603, message: 'boom' } },

@@ -1,5 +1,5 @@
 /**
- * Dialect C: the `io.modelcontextprotocol/tasks` extension on protocol 2026-07-28. Stateless;
+ * The `io.modelcontextprotocol/tasks` extension on protocol 2026-07-28. Stateless;
  * the client declares the extension on every request; flat `resultType: "task"` results;
  * `tasks/get` inlines the result or error. Its rules and their tests: docs/traceability.md, rows C-*.
  */
@@ -13,7 +13,7 @@ import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js'
 export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
 export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
-export interface TaskC {
+export interface Task2026 {
   taskId: string;
   status: TaskStatus;
   statusMessage?: string;
@@ -24,13 +24,13 @@ export interface TaskC {
 }
 
 /** The `DetailedTask` of `tasks/get` and `notifications/tasks`: the task plus what it produced. */
-export type DetailedTaskC = TaskC & {
+export type DetailedTask2026 = Task2026 & {
   result?: Record<string, unknown>;
   error?: { code: number; message: string; data?: unknown };
   inputRequests?: Record<string, unknown>;
 };
 
-export function toTaskC(record: TaskRecord): TaskC {
+export function toTask2026(record: TaskRecord): Task2026 {
   return {
     taskId: record.taskId,
     status: record.status,
@@ -42,8 +42,8 @@ export function toTaskC(record: TaskRecord): TaskC {
   };
 }
 
-export function toDetailedTaskC(record: TaskRecord): DetailedTaskC {
-  const task: DetailedTaskC = toTaskC(record);
+export function toDetailedTask2026(record: TaskRecord): DetailedTask2026 {
+  const task: DetailedTask2026 = toTask2026(record);
   // The result as the call itself would have answered on 2026-07-28, where every result carries
   // `resultType` (strict clients, such as ext-tasks 0.2.2, validate it as a CallToolResult).
   if (record.status === 'completed' && record.outcome?.kind === 'result') {
@@ -61,7 +61,7 @@ export function toInputRequests(pending: Readonly<Record<string, PendingInput>>)
   );
 }
 
-export function serverCapabilitiesC(): Record<string, unknown> {
+export function serverCapabilities2026(): Record<string, unknown> {
   return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {} } };
 }
 
@@ -80,7 +80,7 @@ export function missingTasksExtension(what: string): RpcError {
   );
 }
 
-export interface ModernCallContext extends CallContext {
+export interface Tasks2026CallContext extends CallContext {
   /** Whether the request's client capabilities declare the tasks extension. */
   readonly tasksExtension: boolean;
   /** Answers a retried request carries (`inputResponses`, lifted by the SDK). */
@@ -91,7 +91,7 @@ export interface ModernCallContext extends CallContext {
   readonly inlineState?: InlineStateCodec;
 }
 
-export class DialectC {
+export class Tasks2026Dialect {
   constructor(private readonly calls: ToolCalls) {}
 
   listTools(): { tools: Record<string, unknown>[] } {
@@ -103,7 +103,7 @@ export class DialectC {
    * task; without the extension it runs inline, unless it can only run as a task (`-32021`).
    * A legacy `params.task` is ignored (§2 rule 1).
    */
-  async callTool(params: Params, ctx: ModernCallContext): Promise<Record<string, unknown>> {
+  async callTool(params: Params, ctx: Tasks2026CallContext): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
     if (tool.taskSupport === 'required' && !ctx.tasksExtension) throw missingTasksExtension(`tool ${tool.name}`);
     if (tool.taskSupport === 'forbidden' || !ctx.tasksExtension) {
@@ -130,20 +130,20 @@ export class DialectC {
     }
     const answered = Object.keys(upfront.answers).length > 0 ? upfront.answers : undefined;
     const record = await this.calls.startTask(tool, args, ctx, undefined, answered);
-    return { resultType: 'task', ...toTaskC(record) };
+    return { resultType: 'task', ...toTask2026(record) };
   }
 
-  async getTask(params: Params, ctx: ModernCallContext): Promise<DetailedTaskC & { resultType: 'complete' }> {
+  async getTask(params: Params, ctx: Tasks2026CallContext): Promise<DetailedTask2026 & { resultType: 'complete' }> {
     // The capability gate comes before the lookup, so an unknown id without it is still -32021.
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/get');
     const record = await asRpc(() => this.calls.engine.get(ctx.caller, requireTaskId(params)));
-    const detailed = toDetailedTaskC(record);
+    const detailed = toDetailedTask2026(record);
     if (detailed.result || detailed.error) this.calls.engine.resultRead(ctx.caller, record);
     return { resultType: 'complete', ...detailed };
   }
 
   /** Cooperative cancel: an empty ack, also for a task that already ended (§5.6). */
-  async cancelTask(params: Params, ctx: ModernCallContext): Promise<{ resultType: 'complete' }> {
+  async cancelTask(params: Params, ctx: Tasks2026CallContext): Promise<{ resultType: 'complete' }> {
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/cancel');
     const taskId = requireTaskId(params);
     const record = await asRpc(() => this.calls.engine.get(ctx.caller, taskId));
@@ -165,7 +165,7 @@ export class DialectC {
    */
   async updateTask(
     params: Params,
-    ctx: ModernCallContext,
+    ctx: Tasks2026CallContext,
     inputResponses: unknown,
   ): Promise<{ resultType: 'complete' }> {
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/update');

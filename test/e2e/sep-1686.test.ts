@@ -1,5 +1,5 @@
 /**
- * Dialect A, the original SEP-1686 `_meta` form (docs/traceability.md rows A-*): served only when the app
+ * The original SEP-1686 `_meta` form (docs/traceability.md rows A-*): served only when the app
  * enables it, and provably ignored otherwise. Driven by the v1 client with raw requests.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -60,7 +60,7 @@ describe('SEP-1686 shim enabled', () => {
 
   it('creates the task under the client-chosen id, announces it, and answers the call when done', async () => {
     // While it runs (a task too long to end during the test, so no load makes this a race):
-    // A's fields, and no result yet.
+    // SEP-1686's fields, and no result yet.
     const stop = new AbortController();
     const long = callWithTask(client, 'a-running', { seconds: 60, label: 'r' }, 'slow_compute', stop.signal);
     const running_ = await pollUntil(

@@ -1,5 +1,5 @@
 /**
- * Dialect B: core tasks of protocol 2025-11-25 (`capabilities.tasks`, `params.task`,
+ * Core tasks of protocol 2025-11-25 (`capabilities.tasks`, `params.task`,
  * `{ task }` results, blocking `tasks/result`). What VS Code, Inspector and the v1 SDK speak.
  * Its rules and their tests: docs/traceability.md, rows B-*.
  */
@@ -15,7 +15,7 @@ export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 export type { Elicit } from './question-relay.js';
 
 /** The 2025-11-25 `Task` object. */
-export interface TaskB {
+export interface Task2025 {
   taskId: string;
   status: TaskStatus;
   statusMessage?: string;
@@ -25,10 +25,10 @@ export interface TaskB {
   pollInterval?: number;
 }
 
-export function toTaskB(record: TaskRecord): TaskB {
+export function toTask2025(record: TaskRecord): Task2025 {
   return {
     taskId: record.taskId,
-    status: statusB(record),
+    status: status2025(record),
     ...(record.statusMessage !== undefined && { statusMessage: record.statusMessage }),
     createdAt: new Date(record.createdAt).toISOString(),
     lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
@@ -38,20 +38,20 @@ export function toTaskB(record: TaskRecord): TaskB {
 }
 
 /** In B a tool result with `isError: true` fails the task (§4.4); the record calls it completed. */
-export function statusB(record: TaskRecord): TaskStatus {
+export function status2025(record: TaskRecord): TaskStatus {
   return record.status === 'completed' && record.outcome?.kind === 'result' && record.outcome.isError
     ? 'failed'
     : record.status;
 }
 
-export function serverCapabilitiesB(options: { list: boolean }): Record<string, unknown> {
+export function serverCapabilities2025(options: { list: boolean }): Record<string, unknown> {
   return {
     tools: {},
     tasks: { ...(options.list && { list: {} }), cancel: {}, requests: { tools: { call: {} } } },
   };
 }
 
-export class DialectB {
+export class Tasks2025Dialect {
   constructor(private readonly calls: ToolCalls) {}
 
   listTools(): { tools: Record<string, unknown>[] } {
@@ -89,11 +89,11 @@ export class DialectB {
       );
     }
     const record = await this.calls.startTask(tool, args, ctx, requestedTtl as number | null | undefined);
-    return { task: toTaskB(record) };
+    return { task: toTask2025(record) };
   }
 
-  async getTask(params: Params, caller: Caller): Promise<TaskB> {
-    return toTaskB(await asRpc(() => this.calls.engine.get(caller, requireTaskId(params))));
+  async getTask(params: Params, caller: Caller): Promise<Task2025> {
+    return toTask2025(await asRpc(() => this.calls.engine.get(caller, requireTaskId(params))));
   }
 
   /**
@@ -133,13 +133,13 @@ export class DialectB {
     return { ...outcome.result, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId } } };
   }
 
-  async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskB[]; nextCursor?: string }> {
+  async listTasks(params: Params, caller: Caller): Promise<{ tasks: Task2025[]; nextCursor?: string }> {
     const page = await asRpc(() => this.calls.engine.list(caller, optionalCursor(params)));
-    return { tasks: page.tasks.map(toTaskB), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
+    return { tasks: page.tasks.map(toTask2025), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
   }
 
   /** Moves the task to `cancelled` before answering; a terminal task is `-32602` (§4.8). */
-  async cancelTask(params: Params, caller: Caller): Promise<TaskB> {
-    return toTaskB(await asRpc(() => this.calls.engine.cancel(caller, requireTaskId(params))));
+  async cancelTask(params: Params, caller: Caller): Promise<Task2025> {
+    return toTask2025(await asRpc(() => this.calls.engine.cancel(caller, requireTaskId(params))));
   }
 }

@@ -1,8 +1,8 @@
 /**
- * Dialect A: the original SEP-1686 `_meta` form (historical), served only when the app opts in.
+ * The original SEP-1686 `_meta` form (historical), served only when the app opts in.
  * The client names the task in `_meta["modelcontextprotocol.io/task"]` on an ordinary
  * `tools/call`; the call itself answers when the task ends, `notifications/tasks/created`
- * announces it, and `tasks/get|result|list|delete` use A's fields. Its rules, each
+ * announces it, and `tasks/get|result|list|delete` use SEP-1686's fields. Its rules, each
  * with the tests that cover it: docs/traceability.md, rows A-*.
  */
 import { type Caller, clientTaskKey } from '../engine/engine.js';
@@ -16,11 +16,18 @@ import type { CallContext, ToolCalls } from './tool-calls.js';
 export const SEP1686_TASK_META_KEY = 'modelcontextprotocol.io/task';
 export const SEP1686_RELATED_TASK_META_KEY = 'modelcontextprotocol.io/related-task';
 
-export type StatusA = 'submitted' | 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled' | 'unknown';
+export type Sep1686Status =
+  | 'submitted'
+  | 'working'
+  | 'input_required'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'unknown';
 
-export interface TaskA {
+export interface Sep1686Task {
   taskId: string;
-  status: StatusA;
+  status: Sep1686Status;
   /** Retention after the task ends, in ms; `null` when none was asked for. */
   keepAlive: number | null;
   pollFrequency?: number;
@@ -31,7 +38,7 @@ export interface TaskA {
 const CLIENT_TASK_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** The SEP-1686 task request of a `tools/call`, if it carries one. */
-export function readTaskRequestA(params: Params): { taskId: string; keepAlive?: number } | undefined {
+export function readSep1686TaskRequest(params: Params): { taskId: string; keepAlive?: number } | undefined {
   const meta = params?._meta;
   if (!isPlainObject(meta) || meta[SEP1686_TASK_META_KEY] === undefined) return undefined;
   const request = meta[SEP1686_TASK_META_KEY];
@@ -49,7 +56,7 @@ export function readTaskRequestA(params: Params): { taskId: string; keepAlive?: 
 }
 
 /** Whether a record was created through this dialect, and so answers in its fields. */
-export function isTaskA(record: TaskRecord): boolean {
+export function isSep1686Task(record: TaskRecord): boolean {
   return record.keepAliveMs !== undefined;
 }
 
@@ -58,7 +65,7 @@ export function clientIdOf(record: TaskRecord): string {
   return record.clientTaskId ?? record.taskId;
 }
 
-export function toTaskA(record: TaskRecord): TaskA {
+export function toSep1686Task(record: TaskRecord): Sep1686Task {
   return {
     taskId: clientIdOf(record),
     // Nothing has happened to it yet: A calls that "submitted".
@@ -73,7 +80,7 @@ function related(taskId: string): Record<string, unknown> {
   return { [SEP1686_RELATED_TASK_META_KEY]: { taskId } };
 }
 
-export interface CallContextA extends CallContext {
+export interface Sep1686CallContext extends CallContext {
   /**
    * Aborts when the request that carries the call is gone (the client hung up). It ends the
    * wait, not the task: only a cancel (`signal`) cancels it, and the client may come back for it
@@ -86,7 +93,7 @@ export interface CallContextA extends CallContext {
   readonly elicit?: Elicit;
 }
 
-export class DialectA {
+export class Sep1686Dialect {
   constructor(private readonly calls: ToolCalls) {}
 
   /**
@@ -97,7 +104,7 @@ export class DialectA {
   async callTool(
     params: Params,
     taskRequest: { taskId: string; keepAlive?: number },
-    ctx: CallContextA,
+    ctx: Sep1686CallContext,
   ): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
     // A tool that never runs as a task is processed normally, as a receiver without tasks would.
@@ -133,7 +140,7 @@ export class DialectA {
     // The wait ends with the call, whether cancelled or abandoned; the task ends only if cancelled.
     const waitSignal = ctx.hangup ? AbortSignal.any([ctx.signal, ctx.hangup]) : ctx.signal;
     try {
-      // The task's questions go to the requestor on this call, tagged with A's related-task key.
+      // The task's questions go to the requestor on this call, tagged with SEP-1686's related-task key.
       const elicit = ctx.elicit;
       const done = await asRpc(() =>
         elicit
@@ -148,9 +155,9 @@ export class DialectA {
     }
   }
 
-  async getTask(params: Params, caller: Caller): Promise<TaskA & { _meta: Record<string, unknown> }> {
+  async getTask(params: Params, caller: Caller): Promise<Sep1686Task & { _meta: Record<string, unknown> }> {
     const record = await this.read(params, caller);
-    return { ...toTaskA(record), _meta: related(clientIdOf(record)) };
+    return { ...toSep1686Task(record), _meta: related(clientIdOf(record)) };
   }
 
   /** The caller's task with the client-chosen id in `params.taskId`, if it has one. */
@@ -168,15 +175,18 @@ export class DialectA {
     if (record.status !== 'completed') {
       throw new RpcError(
         ErrorCode.InvalidParams,
-        `Cannot retrieve result: Task status is '${toTaskA(record).status}', not 'completed'`,
+        `Cannot retrieve result: Task status is '${toSep1686Task(record).status}', not 'completed'`,
       );
     }
     return this.resultOf(record, caller);
   }
 
-  async listTasks(params: Params, caller: Caller): Promise<{ tasks: TaskA[]; nextCursor?: string }> {
+  async listTasks(params: Params, caller: Caller): Promise<{ tasks: Sep1686Task[]; nextCursor?: string }> {
     const page = await asRpc(() => this.calls.engine.list(caller, optionalCursor(params)));
-    return { tasks: page.tasks.map(toTaskA), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
+    return {
+      tasks: page.tasks.map(toSep1686Task),
+      ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
+    };
   }
 
   async deleteTask(params: Params, caller: Caller): Promise<Record<string, never>> {

@@ -7,8 +7,8 @@
  */
 import { Queue } from 'bullmq';
 import { TaskEngine } from '../src/engine/engine.js';
+import { silentLogger } from '../src/observe/logger.js';
 import { BullmqTaskRuntime } from '../src/runtime/bullmq/index.js';
-import { silentLogger } from '../src/tools/logger.js';
 import {
   ARGS,
   BENCH_POLICY,

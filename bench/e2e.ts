@@ -10,8 +10,8 @@
 import { Queue, Worker } from 'bullmq';
 import { TaskEngine } from '../src/engine/engine.js';
 import { isTerminal } from '../src/engine/task.js';
+import { silentLogger } from '../src/observe/logger.js';
 import { BullmqTaskRuntime, TaskWorker } from '../src/runtime/bullmq/index.js';
-import { silentLogger } from '../src/tools/logger.js';
 import {
   ARGS,
   BENCH_POLICY,

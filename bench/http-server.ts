@@ -15,7 +15,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { app } from '../examples/conformance-fixture/app.js';
 import { createTaskServer } from '../src/host/task-server.js';
-import { silentLogger } from '../src/tools/logger.js';
+import { silentLogger } from '../src/observe/logger.js';
 import { bareServer, LIFTED_LIMITS, listenOnLoopback } from './bare-sdk.js';
 import { REDIS_URL } from './support.js';
 

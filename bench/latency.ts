@@ -27,8 +27,8 @@ import { taskManifest } from '../examples/conformance-fixture/src/__generated__/
 import { FixtureTools } from '../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../examples/conformance-fixture/src/general-tools.js';
 import { createTaskServer, type TaskServerOptions } from '../src/host/task-server.js';
+import { silentLogger } from '../src/observe/logger.js';
 import type { TaskContext } from '../src/tools/context.js';
-import { silentLogger } from '../src/tools/logger.js';
 import {
   deleteKeysUnder,
   fmt,

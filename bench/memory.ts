@@ -19,8 +19,8 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TaskEngine } from '../src/engine/engine.js';
 import { isTerminal } from '../src/engine/task.js';
+import { silentLogger } from '../src/observe/logger.js';
 import { BullmqTaskRuntime, TaskWorker } from '../src/runtime/bullmq/index.js';
-import { silentLogger } from '../src/tools/logger.js';
 import {
   ARGS,
   BENCH_POLICY,

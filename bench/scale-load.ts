@@ -6,8 +6,8 @@
  */
 import { TaskEngine } from '../src/engine/engine.js';
 import { isTerminal } from '../src/engine/task.js';
+import { silentLogger } from '../src/observe/logger.js';
 import { BullmqTaskRuntime } from '../src/runtime/bullmq/index.js';
-import { silentLogger } from '../src/tools/logger.js';
 import { childArgs, cpuReply, serveParent } from './scale-setups.js';
 import { ARGS, inPool, now, TOOL, TOOL_OPTIONS } from './support.js';
 

@@ -4,8 +4,9 @@
  * worker process per shard, the shard of this process's index. Every setup is served by the
  * same processes, so only the shards and their layout differ. Idle workers only wait on Redis.
  */
+
+import { silentLogger } from '../src/observe/logger.js';
 import { TaskWorker } from '../src/runtime/bullmq/index.js';
-import { silentLogger } from '../src/tools/logger.js';
 import { childArgs, cpuReply, serveParent } from './scale-setups.js';
 import { noopExecutor } from './support.js';
 

@@ -115,7 +115,7 @@ async function startServer(kind: 'bare' | 'framework', throughTsx = false): Prom
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 let nextRequestId = 1;
 
-type Era = '2026-07-28' | '2025-11-25';
+type Revision = '2026-07-28' | '2025-11-25';
 
 interface Post {
   readonly status: number;
@@ -166,15 +166,15 @@ function post(url: string, body: unknown, headers: Record<string, string>): Prom
 /** Calls one method; throws on an HTTP or JSON-RPC error. */
 type Call = (method: string, params: Record<string, unknown>, name: string) => Promise<unknown>;
 
-async function connect(url: string, era: Era): Promise<Call> {
+async function connect(url: string, revision: Revision): Promise<Call> {
   const check = (reply: Post): unknown => {
     if (reply.status !== 200 && reply.status !== 202) throw new Error(`HTTP ${reply.status}`);
     if (reply.message?.error) throw new Error(reply.message.error.message);
     return reply.message?.result;
   };
-  if (era === '2026-07-28') {
+  if (revision === '2026-07-28') {
     const meta = {
-      'io.modelcontextprotocol/protocolVersion': era,
+      'io.modelcontextprotocol/protocolVersion': revision,
       'io.modelcontextprotocol/clientInfo': { name: 'mcp-task-server-bench', version: '1.0.0' },
       'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
     };
@@ -183,7 +183,7 @@ async function connect(url: string, era: Era): Promise<Call> {
         await post(
           url,
           { jsonrpc: '2.0', id: nextRequestId++, method, params: { ...params, _meta: meta } },
-          { 'mcp-protocol-version': era, 'mcp-method': method, 'mcp-name': name },
+          { 'mcp-protocol-version': revision, 'mcp-method': method, 'mcp-name': name },
         ),
       );
   }
@@ -194,7 +194,7 @@ async function connect(url: string, era: Era): Promise<Call> {
       id: nextRequestId++,
       method: 'initialize',
       params: {
-        protocolVersion: era,
+        protocolVersion: revision,
         capabilities: { tasks: {} },
         clientInfo: { name: 'mcp-task-server-bench', version: '1.0.0' },
       },
@@ -204,7 +204,7 @@ async function connect(url: string, era: Era): Promise<Call> {
   check(initialized);
   const session = initialized.headers['mcp-session-id'];
   if (typeof session !== 'string') throw new Error('no Mcp-Session-Id on initialize');
-  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': era };
+  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': revision };
   check(await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers));
   return async (method, params) =>
     check(await post(url, { jsonrpc: '2.0', id: nextRequestId++, method, params }, headers));
@@ -236,7 +236,7 @@ function tail(samples: readonly number[]): Tail {
 
 interface Case {
   readonly name: string;
-  readonly era: Era;
+  readonly revision: Revision;
   readonly side: 'framework' | 'bare';
   readonly served: Served;
   readonly op: () => Promise<unknown>;
@@ -271,18 +271,19 @@ async function round(one: Case, n: number, cost: Cost): Promise<number[]> {
 async function measureLatency(): Promise<Row[]> {
   const bare = await startServer('bare');
   const framework = await startServer('framework');
-  const eras: Era[] = ['2026-07-28', '2025-11-25'];
+  const revisions: Revision[] = ['2026-07-28', '2025-11-25'];
   const cases: Case[] = [];
   try {
-    for (const era of eras) {
+    for (const revision of revisions) {
       for (const [side, served] of [
         ['framework', framework],
         ['bare', bare],
       ] as const) {
-        const op = greet(await connect(served.url, era));
+        const op = greet(await connect(served.url, revision));
         const answer = (await op()) as { content?: unknown };
-        if (!Array.isArray(answer.content)) throw new Error(`${side} ${era}: unexpected ${JSON.stringify(answer)}`);
-        cases.push({ name: `${side} ${era}`, era, side, served, op });
+        if (!Array.isArray(answer.content))
+          throw new Error(`${side} ${revision}: unexpected ${JSON.stringify(answer)}`);
+        cases.push({ name: `${side} ${revision}`, revision, side, served, op });
       }
     }
     for (const one of cases) await timed(WARMUP_CALLS, one.op);
@@ -323,7 +324,7 @@ async function measureLatency(): Promise<Row[]> {
         const per1000 = (value: number) => fmt((value / c.calls) * 1000, 1);
         return [
           one.side,
-          one.era,
+          one.revision,
           fmt(s.p50, 2),
           fmt(s.p99, 2),
           fmt(s.p999, 2),
@@ -337,13 +338,13 @@ async function measureLatency(): Promise<Row[]> {
         ];
       }),
     );
-    const tailRows = eras.map((era): Row => {
-      const mine = stats.get(`framework ${era}`) as Tail;
-      const theirs = stats.get(`bare ${era}`) as Tail;
+    const tailRows = revisions.map((revision): Row => {
+      const mine = stats.get(`framework ${revision}`) as Tail;
+      const theirs = stats.get(`bare ${revision}`) as Tail;
       const show = (s: Tail) => `p99 ${fmt(s.p99, 2)} ms (p50 ${fmt(s.p50, 2)}, ${fmt(s.p99 / s.p50, 2)}×)`;
       return {
         bench: '6 tail',
-        metric: `plain tools/call p99, ${era}, 1 client; ratio = p99 vs bare SDK p99`,
+        metric: `plain tools/call p99, ${revision}, 1 client; ratio = p99 vs bare SDK p99`,
         framework: show(mine),
         baseline: show(theirs),
         ratio: mine.p99 / theirs.p99,
@@ -353,14 +354,14 @@ async function measureLatency(): Promise<Row[]> {
     });
     // What sets the tail, independent of the machine's load: garbage per call, and how much of
     // it outlives young collections (copied, then left for a full mark-compact).
-    const garbageRows = eras.map((era): Row => {
-      const mine = costs.get(`framework ${era}`) as Cost;
-      const theirs = costs.get(`bare ${era}`) as Cost;
+    const garbageRows = revisions.map((revision): Row => {
+      const mine = costs.get(`framework ${revision}`) as Cost;
+      const theirs = costs.get(`bare ${revision}`) as Cost;
       const show = (c: Cost) =>
         `${fmt(c.allocated / c.calls / 1024, 1)} KB (${fmt(c.promoted / c.calls / 1024, 1)} KB to old space)`;
       return {
         bench: '6 tail',
-        metric: `plain tools/call, ${era}: heap allocated per call (surviving young GC); lower is better`,
+        metric: `plain tools/call, ${revision}: heap allocated per call (surviving young GC); lower is better`,
         framework: show(mine),
         baseline: show(theirs),
         ratio: mine.allocated / mine.calls / (theirs.allocated / theirs.calls),

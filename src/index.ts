@@ -24,7 +24,6 @@ export { isTaskPaused, TaskPaused } from './engine/errors.js';
 export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
 export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
-export type { ClientConnection, TrustProxy } from './host/client-address.js';
 export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
 export type { TaskServerLimits } from './host/limits.js';
 export { DEFAULT_LIMITS, environmentName, limitsFromEnvironment } from './host/limits.js';
@@ -47,8 +46,11 @@ export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
 export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
+export type { ClientConnection, TrustProxy } from './http/client-address.js';
 export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
-export { createPinoLogger, loggerFromPino } from './observe/log.js';
+export { createConsoleLogger, createPinoLogger, loggerFromPino } from './observe/log.js';
+export type { Logger } from './observe/logger.js';
+export { silentLogger } from './observe/logger.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,
@@ -71,8 +73,6 @@ export type {
 } from './tools/definition.js';
 export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
 export { JsonRpcError, ManifestError } from './tools/errors.js';
-export type { Logger } from './tools/logger.js';
-export { createConsoleLogger, silentLogger } from './tools/logger.js';
 export type {
   AudioContent,
   ContentBlock,

@@ -14,7 +14,7 @@ import {
 } from '../../src/client/index.js';
 import { createDisplay } from './display.js';
 import { ExitCode } from './exit-codes.js';
-import type { CliOutput } from './program.js';
+import type { CliOutput } from './output.js';
 import { askInTerminal, confirmCancel, INTERRUPTED } from './prompts.js';
 
 export interface DriveOptions {

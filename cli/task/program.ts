@@ -14,6 +14,7 @@ import {
 } from '../../src/client/index.js';
 import { drive, report, settle } from './drive.js';
 import { ExitCode, UsageError } from './exit-codes.js';
+import { type CliOutput, processOutput } from './output.js';
 import { answers, headers, toolArguments } from './values.js';
 
 interface ConnectionFlags {
@@ -79,17 +80,6 @@ async function withClient<T>(flags: ConnectionFlags, target: string, body: (clie
     await client.close().catch(() => undefined);
   }
 }
-
-/** Where the command writes; the bin passes the process's streams, tests their own. */
-export interface CliOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-const processOutput: CliOutput = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
 
 export function buildProgram(setExit: (code: number) => void, out: CliOutput = processOutput): Command {
   const program = new Command('mcp-task')

@@ -1,6 +1,6 @@
 /**
  * The task methods of one dialect, over the raw channel, read into the client's own shapes
- * (`types.ts`). B: 2025-11-25 core tasks; C: the 2026-07-28 tasks extension.
+ * (`types.ts`): 2025-11-25 core tasks, and the 2026-07-28 tasks extension.
  * No other file knows a wire field name.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';

@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 
 export type { CallToolResult };
 
-/** The two task dialects a client can speak (B and C, as in the README's "How the dialects map"). */
+/** The two task dialects a client can speak: 2025-11-25 core tasks and the 2026-07-28 tasks extension. */
 export type Dialect = '2025-11-25' | '2026-07-28';
 
 /** How `connectTaskClient` picks a dialect: negotiate (default), or force one. */

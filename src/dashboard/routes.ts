@@ -8,9 +8,9 @@
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { expiresAt, type TaskRecord, type TaskStatus } from '../engine/task.js';
-import type { ClientConnection } from '../host/client-address.js';
-import { readText } from '../host/json-body.js';
-import type { RateLimited, RateLimits, RateSubject } from '../host/rate-limits.js';
+import type { ClientConnection } from '../http/client-address.js';
+import { readText } from '../http/json-body.js';
+import type { RateBudget, RateLimited, RateSubject } from '../http/rate-budget.js';
 import { RpcError } from '../protocol/rpc-error.js';
 import type { ToolCalls } from '../protocol/tool-calls.js';
 import { dashboardPage } from './page.js';
@@ -30,7 +30,7 @@ export interface DashboardDeps {
     connection: ClientConnection | undefined,
   ) => Promise<{ caller: Caller; clientAddress?: string } | Response>;
   /** The budgets `/mcp` requests spend; API calls spend the read budget. */
-  readonly rateLimits?: RateLimits;
+  readonly rateLimits?: RateBudget;
   /** Hears of each call refused over the rate limit. */
   readonly onRefused?: (reason: 'rate_limit') => void;
   readonly options?: DashboardOptions;

@@ -4,6 +4,10 @@
  * wire: no SDK types, no JSON-RPC codes.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { type Caller, isVisibleTo } from './caller.js';
+
+export type { Caller } from './caller.js';
+
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceeded, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
@@ -14,11 +18,6 @@ import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type
 import type { TaskListener, TaskRuntime } from './runtime.js';
 import { jsonBytes } from './sizes.js';
 import { type InputAnswer, isTerminal, type TaskRecord } from './task.js';
-
-/** Who is asking. `principal` is `null` when nothing identifies the caller. */
-export interface Caller {
-  readonly principal: string | null;
-}
 
 export interface CreateTaskRequest {
   readonly tool: string;
@@ -105,7 +104,7 @@ export class TaskEngine {
 
   /**
    * Cancels a task that is still running. Throws `TASK_TERMINAL` when it already ended, so each
-   * dialect can decide whether that is an error (B) or an idempotent ack (C).
+   * dialect can decide whether that is an error (2025-11-25) or an idempotent ack (2026-07-28).
    */
   async cancel(caller: Caller, taskId: string): Promise<TaskRecord> {
     const current = await this.get(caller, taskId);
@@ -312,10 +311,6 @@ export function clientTaskKey(caller: Caller, clientTaskId: string): string {
 function listedPart(record: TaskRecord): Partial<TaskRecord> {
   const { args: _args, outcome: _outcome, steps: _steps, inputAnswers: _answers, ...listed } = record;
   return listed;
-}
-
-export function isVisibleTo(record: TaskRecord, caller: Caller): boolean {
-  return record.owner === null || record.owner === caller.principal;
 }
 
 /** Random bytes drawn from the CSPRNG in blocks: one `randomBytes(16)` call costs more than a create. */

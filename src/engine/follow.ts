@@ -19,11 +19,16 @@
  * Followers share the engine's `FollowerRegistry`: one runtime subscription, and per task one
  * expiry timer and one re-read, however many followers follow it.
  */
-import type { TaskEngine } from './engine.js';
-import { type Caller, isVisibleTo } from './engine.js';
+import { type Caller, isVisibleTo } from './caller.js';
 import { TaskError } from './errors.js';
-import type { FollowerInbox } from './follower-registry.js';
+import type { FollowerInbox, FollowerRegistry } from './follower-registry.js';
 import { isTerminal, type TaskRecord } from './task.js';
+
+/** What a follower needs of the engine (`TaskEngine` is one): its shared registry and a read as the caller. */
+export interface FollowedEngine {
+  readonly followers: FollowerRegistry;
+  get(caller: Caller, taskId: string): Promise<TaskRecord>;
+}
 
 export interface FollowHandlers {
   /** A version of a followed task newer than any delivered before (`previous`: the last delivered). */
@@ -59,7 +64,7 @@ export class TaskFollower {
   private closed = false;
 
   constructor(
-    private readonly engine: TaskEngine,
+    private readonly engine: FollowedEngine,
     private readonly caller: Caller,
     private readonly handlers: FollowHandlers,
   ) {

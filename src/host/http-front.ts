@@ -23,21 +23,22 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
-import { isPlainObject } from '../protocol/params.js';
-import type { RpcError } from '../protocol/rpc-error.js';
-import type { Logger } from '../tools/logger.js';
 import {
   type ClientAddressResolver,
   type ClientConnection,
   clientAddressResolver,
   type TrustProxy,
-} from './client-address.js';
-import { type BodyReading, bodyTooLarge, readJsonBody } from './json-body.js';
+} from '../http/client-address.js';
+import { type BodyReading, bodyTooLarge, readJsonBody } from '../http/json-body.js';
+import type { RateSubject } from '../http/rate-budget.js';
+import type { Logger } from '../observe/logger.js';
+import { isPlainObject } from '../protocol/params.js';
+import type { RpcError } from '../protocol/rpc-error.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
-import type { Era } from './protocol-server.js';
-import { type RateLimits, type RateSubject, rateCostOf } from './rate-limits.js';
+import { type ProtocolRevision, revisionOfEra } from './protocol-server.js';
+import { type RateLimits, rateCostOf } from './rate-limits.js';
 import { fillMissingTaskName } from './task-name-header.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 import type { WaiterRegistry } from './waiters.js';
@@ -77,7 +78,7 @@ export interface HttpFrontOptions {
   readonly trustProxy?: TrustProxy;
 }
 
-export type SessionServerFactory = (unit: { era: Era; listTasks: boolean }) => Server;
+export type SessionServerFactory = (unit: { revision: ProtocolRevision; listTasks: boolean }) => Server;
 
 /** Who a request comes from, decided from its headers before anything else is done for it. */
 export interface Admission {
@@ -122,7 +123,7 @@ export interface HttpFrontDeps {
 
 export class HttpFront {
   private readonly sessions = new Map<string, LegacySession>();
-  private readonly modern;
+  private readonly handler2026;
   private readonly bearer;
   private readonly allowedHosts: string[];
   private readonly allowedOrigins: string[];
@@ -140,7 +141,7 @@ export class HttpFront {
   ) {
     this.limits = deps.limits ?? DEFAULT_LIMITS;
     this.clientAddress = clientAddressResolver(options.trustProxy);
-    this.modern = createMcpHandler(({ era }) => factory({ era, listTasks: false }), {
+    this.handler2026 = createMcpHandler(({ era }) => factory({ revision: revisionOfEra(era), listTasks: false }), {
       legacy: 'reject',
       maxRequestBodySize: this.limits.maxBodyBytes,
       onerror: (error) => deps.logger.debug('2026-07-28 request rejected', { error: error.message }),
@@ -269,7 +270,7 @@ export class HttpFront {
 
   /**
    * Reads the body within bounds (unless the caller read it already, from the socket, within the
-   * same bounds), applies rate limits, and hands the request to its era.
+   * same bounds), applies rate limits, and hands the request to its revision.
    */
   private async route(request: Request, admission: Admission, body?: BodyReading): Promise<Response> {
     let parsedBody: unknown;
@@ -296,9 +297,9 @@ export class HttpFront {
       if (streaming.status === 429) this.deps.onRefused?.('quota');
       return streaming;
     }
-    if (await isLegacyRequest(request, parsedBody)) return this.legacy(request, admission, parsedBody);
-    const modern = this.options.allowMissingMcpName ? fillMissingTaskName(request, parsedBody) : request;
-    return this.modern.fetch(modern, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
+    if (await isLegacyRequest(request, parsedBody)) return this.serve2025(request, admission, parsedBody);
+    const request2026 = this.options.allowMissingMcpName ? fillMissingTaskName(request, parsedBody) : request;
+    return this.handler2026.fetch(request2026, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
   }
 
   async close(): Promise<void> {
@@ -307,7 +308,7 @@ export class HttpFront {
     this.sessions.clear();
     for (const session of sessions) session.release();
     await Promise.allSettled(sessions.flatMap(({ transport, server }) => [transport.close(), server.close()]));
-    await this.modern.close();
+    await this.handler2026.close();
   }
 
   /** Each request of a batch counts; the first one over the budget refuses the whole POST. */
@@ -327,7 +328,7 @@ export class HttpFront {
     return undefined;
   }
 
-  private async legacy(request: Request, admission: Admission, parsedBody: unknown): Promise<Response> {
+  private async serve2025(request: Request, admission: Admission, parsedBody: unknown): Promise<Response> {
     const options = {
       ...(admission.authInfo && { authInfo: admission.authInfo }),
       ...(parsedBody !== undefined && { parsedBody }),
@@ -347,7 +348,7 @@ export class HttpFront {
       this.deps.onRefused?.('quota');
       return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
     }
-    const server = this.factory({ era: 'legacy', listTasks: admission.caller.principal !== null });
+    const server = this.factory({ revision: '2025-11-25', listTasks: admission.caller.principal !== null });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {

@@ -9,7 +9,7 @@
  * both admission and the call, and the body is read once, straight from the socket.
  */
 import type http from 'node:http';
-import { type BodyReading, bodyTooLarge, parseJsonBody } from './json-body.js';
+import { type BodyReading, bodyTooLarge, parseJsonBody } from '../http/json-body.js';
 
 /**
  * The request line and headers as a web `Request` without a body: what admission looks at, and,

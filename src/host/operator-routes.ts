@@ -10,8 +10,8 @@ import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { Logger } from '../observe/logger.js';
 import type { TaskMetrics } from '../observe/metrics.js';
-import type { Logger } from '../tools/logger.js';
 
 /** What one readiness check found: `ok`, or why not. */
 export type CheckResult = 'ok' | (string & {});

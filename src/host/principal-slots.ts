@@ -4,8 +4,9 @@
  * is counted by its address where the HTTP front knows it (so one anonymous client cannot hold
  * every anonymous caller's slots); otherwise anonymous callers share one count.
  */
+
+import { type CallerIdentity, identityKey } from '../http/client-address.js';
 import { limitExceeded, type RpcError } from '../protocol/rpc-error.js';
-import { type CallerIdentity, identityKey } from './client-address.js';
 
 export class PrincipalSlots {
   private readonly held = new Map<string, number>();

@@ -17,6 +17,7 @@ import {
 import { z } from 'zod';
 import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
+import type { Logger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
@@ -31,20 +32,25 @@ import {
 } from '../protocol/tasks-2026.js';
 import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
-import type { Logger } from '../tools/logger.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { PrincipalSlots } from './principal-slots.js';
 import { type RateLimits, rateKindOf } from './rate-limits.js';
 import type { WaiterRegistry } from './waiters.js';
 
-export type Era = 'legacy' | 'modern';
+/** The protocol revision a connection negotiated; SEP-1686 rides on 2025-11-25 connections. */
+export type ProtocolRevision = '2025-11-25' | '2026-07-28';
+
+/** The revision behind the SDK's name for it: its "legacy" era is 2025-11-25 here, "modern" 2026-07-28. */
+export function revisionOfEra(era: 'legacy' | 'modern'): ProtocolRevision {
+  return era === 'legacy' ? '2025-11-25' : '2026-07-28';
+}
 
 export interface ProtocolServerDeps {
   readonly engine: TaskEngine;
-  readonly dialectB: Tasks2025Dialect;
-  readonly dialectC: Tasks2026Dialect;
+  readonly tasks2025: Tasks2025Dialect;
+  readonly tasks2026: Tasks2026Dialect;
   /** Present when the app serves the SEP-1686 `_meta` form. */
-  readonly dialectA?: Sep1686Dialect;
+  readonly sep1686?: Sep1686Dialect;
   readonly resolvePrincipal: PrincipalResolver;
   readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
   readonly instructions?: string;
@@ -62,7 +68,7 @@ export interface ProtocolServerDeps {
 }
 
 export interface ProtocolServerOptions {
-  readonly era: Era;
+  readonly revision: ProtocolRevision;
   readonly transport: 'http' | 'stdio';
   /** 2025-11-25: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
   readonly listTasks: boolean;
@@ -124,10 +130,10 @@ const INLINE_QUESTION_TIMEOUT_MS = 10 * 60 * 1000;
 const CursorParams = { params: z.looseObject({ cursor: z.string().optional() }).optional() };
 
 export function createProtocolServer(deps: ProtocolServerDeps, options: ProtocolServerOptions): Server {
-  // Workaround 5: capabilities per era. A 2025 `initialize` must not show `extensions`, and a
+  // Workaround 5: capabilities per revision. A 2025 `initialize` must not show `extensions`, and a
   // 2026 `server/discover` must not show `tasks` (the SDK strips the latter, not the former).
   const capabilities =
-    options.era === 'legacy' ? serverCapabilities2025({ list: options.listTasks }) : serverCapabilities2026();
+    options.revision === '2025-11-25' ? serverCapabilities2025({ list: options.listTasks }) : serverCapabilities2026();
   const codec = deps.requestStateCodec;
   const server = new TaskProtocolServer(
     { ...deps.serverInfo },
@@ -136,7 +142,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       ...(deps.instructions !== undefined && { instructions: deps.instructions }),
       // A retried 2026 call's requestState is checked against the server key before any handler
       // sees it; a forged or expired one is answered -32602 by the SDK.
-      ...(options.era === 'modern' && codec && { requestState: { verify: codec.verify } }),
+      ...(options.revision === '2026-07-28' && codec && { requestState: { verify: codec.verify } }),
     },
   );
 
@@ -221,26 +227,26 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       );
     }) as never;
 
-  if (options.era === 'legacy') {
-    const b = deps.dialectB;
+  if (options.revision === '2025-11-25') {
+    const tasks2025 = deps.tasks2025;
     // The SEP-1686 shim lives on 2025-era connections only, and only when the app enabled it.
-    const a = deps.dialectA;
+    const sep1686 = deps.sep1686;
     server.setRequestHandler(
       'tools/list',
-      handle(async () => b.listTools()),
+      handle(async () => tasks2025.listTools()),
     );
     server.setRequestHandler(
       'tools/call',
       handle(async (request: { params?: Params }, ctx) => {
-        const taskRequestA = a && readSep1686TaskRequest(request.params);
-        if (a && taskRequestA) {
+        const sep1686Request = sep1686 && readSep1686TaskRequest(request.params);
+        if (sep1686 && sep1686Request) {
           const context = await legacyCallContext(ctx);
           const hangup = ctx.http?.req?.signal;
           return whileBlocking(deps, context.caller, async () => {
             // A blocking wait like tasks/result: counted, and over when its request is gone.
             const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
             try {
-              return await a.callTool(request.params, taskRequestA, {
+              return await sep1686.callTool(request.params, sep1686Request, {
                 ...context,
                 ...(hangup && { hangup }),
                 announce: (notification) => ctx.mcpReq.notify(notification as never),
@@ -252,7 +258,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
           });
         }
         const context = await legacyCallContext(ctx);
-        const result = await b.callTool(request.params, context);
+        const result = await tasks2025.callTool(request.params, context);
         const task = (result as { task?: { taskId?: string } }).task;
         if (task?.taskId) options.onTaskCreated?.(task.taskId, context.caller, ctx.mcpReq._meta?.progressToken);
         return result;
@@ -261,9 +267,9 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     // A task answers in the dialect that created it; without the SEP-1686 shim that is always 2025-11-25.
     // A client-chosen id names a task in the caller's own namespace (see `clientTaskKey`).
     const createdThroughA = async (params: Params, who: Caller) => {
-      if (!a) return false;
+      if (!sep1686) return false;
       requireTaskId(params);
-      const record = await a.find(params, who);
+      const record = await sep1686.find(params, who);
       return record !== undefined && isSep1686Task(record);
     };
     // Workaround 2: every tasks/* handler uses the three-argument schema form.
@@ -272,7 +278,9 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       TaskIdParams,
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
-        return a && (await createdThroughA(params, who)) ? a.getTask(params, who) : b.getTask(params, who);
+        return sep1686 && (await createdThroughA(params, who))
+          ? sep1686.getTask(params, who)
+          : tasks2025.getTask(params, who);
       }),
     );
     server.setRequestHandler(
@@ -280,11 +288,11 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       TaskIdParams,
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
-        if (a && (await createdThroughA(params, who))) return a.getTaskResult(params, who);
+        if (sep1686 && (await createdThroughA(params, who))) return sep1686.getTaskResult(params, who);
         return whileBlocking(deps, who, async () => {
           const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
           try {
-            return await b.getTaskResult(
+            return await tasks2025.getTaskResult(
               params,
               who,
               waitSignal(ctx),
@@ -296,11 +304,11 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         });
       }),
     );
-    if (a) {
+    if (sep1686) {
       server.setRequestHandler(
         'tasks/delete',
         TaskIdParams,
-        handle(async (params: Params, ctx) => a.deleteTask(params, await caller(ctx))),
+        handle(async (params: Params, ctx) => sep1686.deleteTask(params, await caller(ctx))),
       );
     }
     server.setRequestHandler(
@@ -308,9 +316,9 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       TaskIdParams,
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
-        if (!(a && (await createdThroughA(params, who)))) return b.cancelTask(params, who);
+        if (!(sep1686 && (await createdThroughA(params, who)))) return tasks2025.cancelTask(params, who);
         const clientTaskId = requireTaskId(params);
-        const cancelled = await b.cancelTask({ ...params, taskId: clientTaskKey(who, clientTaskId) }, who);
+        const cancelled = await tasks2025.cancelTask({ ...params, taskId: clientTaskKey(who, clientTaskId) }, who);
         return { ...cancelled, taskId: clientTaskId };
       }),
     );
@@ -319,19 +327,21 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         'tasks/list',
         CursorParams,
         handle(async (params: Params, ctx) =>
-          a ? listEachInItsDialect(deps, params, await caller(ctx)) : b.listTasks(params, await caller(ctx)),
+          sep1686
+            ? listEachInItsDialect(deps, params, await caller(ctx))
+            : tasks2025.listTasks(params, await caller(ctx)),
         ),
       );
     }
   } else {
-    const c = deps.dialectC;
+    const tasks2026 = deps.tasks2026;
     server.setRequestHandler(
       'tools/list',
-      handle(async () => c.listTools()),
+      handle(async () => tasks2026.listTools()),
     );
     server.setRequestHandler(
       'tools/call',
-      handle(async (request: { params?: Params }, ctx) => c.callTool(request.params, await modernContext(ctx))),
+      handle(async (request: { params?: Params }, ctx) => tasks2026.callTool(request.params, await modernContext(ctx))),
     );
     // Workaround 2 again: schema registration is what lets 2026 tasks/get and tasks/cancel
     // through the SDK's era gate. tasks/result and tasks/list are deliberately not registered:
@@ -339,19 +349,19 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     server.setRequestHandler(
       'tasks/get',
       TaskIdParams,
-      handle(async (params: Params, ctx) => c.getTask(params, await modernContext(ctx))),
+      handle(async (params: Params, ctx) => tasks2026.getTask(params, await modernContext(ctx))),
     );
     server.setRequestHandler(
       'tasks/cancel',
       TaskIdParams,
-      handle(async (params: Params, ctx) => c.cancelTask(params, await modernContext(ctx))),
+      handle(async (params: Params, ctx) => tasks2026.cancelTask(params, await modernContext(ctx))),
     );
     server.setRequestHandler(
       'tasks/update',
       TaskIdParams,
       handle(async (params: Params, ctx) =>
         // Workaround 3: the SDK lifts `inputResponses` off the params before handlers run.
-        c.updateTask(params, await modernContext(ctx), ctx.mcpReq.inputResponses ?? params?.inputResponses),
+        tasks2026.updateTask(params, await modernContext(ctx), ctx.mcpReq.inputResponses ?? params?.inputResponses),
       ),
     );
   }

@@ -13,13 +13,11 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { identityKey } from '../http/client-address.js';
+import { type RateBudget, type RateKind, RateLimited, type RateSubject } from '../http/rate-budget.js';
 import { isPlainObject } from '../protocol/params.js';
-import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import type { RedisClient } from '../runtime/bullmq/index.js';
-import { type CallerIdentity, identityKey } from './client-address.js';
 import type { TaskServerLimits } from './limits.js';
-
-export type RateKind = 'create' | 'read';
 
 /**
  * Methods that read or act on existing tasks; `tools/call` is the creation budget. Cancelling
@@ -54,13 +52,10 @@ export function rateCostOf(message: Record<string, unknown>): { kind: RateKind; 
   return { kind, points: Array.isArray(taskIds) ? Math.max(1, taskIds.length) : 1 };
 }
 
-/** Who a request is counted against: its principal, else the address it comes from. */
-export type RateSubject = CallerIdentity;
-
 /** The window of the burst budget: `burst` requests per this many seconds on top of the steady rate. */
 const BURST_WINDOW_SECONDS = 10;
 
-export class RateLimits {
+export class RateLimits implements RateBudget {
   private readonly limiters: Record<RateKind, BurstyRateLimiter>;
 
   constructor(
@@ -131,26 +126,3 @@ export class RateLimits {
 
 /** Right after start the Redis connection may still be opening: wait for it briefly rather than count nothing. */
 const STORE_READY_WAIT_MS = 1000;
-
-/** Over a rate limit: HTTP answers 429 with `Retry-After`; stdio gets this error, the delay in `data`. */
-export class RateLimited extends RpcError {
-  constructor(
-    limit: string,
-    value: number,
-    readonly retryAfterMs: number,
-    kind: RateKind,
-  ) {
-    super(
-      ErrorCode.RateLimited,
-      `Too many task ${kind === 'create' ? 'creations' : 'reads'}: the limit is ${value} per second (${limit}); retry in ${retryAfterMs} ms`,
-      { limit, value, retryAfterMs },
-    );
-  }
-
-  toResponse(id: unknown): Response {
-    return Response.json(
-      { jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: this.toJSON() },
-      { status: 429, headers: { 'retry-after': String(Math.ceil(this.retryAfterMs / 1000)) } },
-    );
-  }
-}

@@ -4,6 +4,7 @@
  */
 import type { TaskObserver } from '../engine/lifecycle.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
+import type { Logger } from '../observe/logger.js';
 import {
   BullmqTaskRuntime,
   type JobRetryOptions,
@@ -11,7 +12,6 @@ import {
   type TaskWorkerSettings,
 } from '../runtime/bullmq/index.js';
 import { MemoryTaskRuntime } from '../runtime/memory/memory-runtime.js';
-import type { Logger } from '../tools/logger.js';
 
 /** Where the BullMQ runtime keeps its state; every server and worker process of an app shares it. */
 export interface RedisSetup {

@@ -19,7 +19,9 @@ import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
+import type { ClientConnection } from '../http/client-address.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
+import { type Logger, silentLogger } from '../observe/logger.js';
 import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { ErrorCode } from '../protocol/rpc-error.js';
@@ -35,16 +37,19 @@ import {
   type RedisClient,
 } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
-import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
-import type { ClientConnection } from './client-address.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
 import { readNodeJsonBody, requestHead, writeResponse } from './node-http.js';
 import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
-import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
+import {
+  createProtocolServer,
+  type ProtocolRevision,
+  type ProtocolServerDeps,
+  revisionOfEra,
+} from './protocol-server.js';
 import { RateLimits } from './rate-limits.js';
 import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, redisSetup } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
@@ -227,9 +232,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   });
   const deps: ProtocolServerDeps = {
     engine,
-    dialectB: new Tasks2025Dialect(calls),
-    dialectC: new Tasks2026Dialect(calls),
-    ...(options.sep1686 && { dialectA: new Sep1686Dialect(calls) }),
+    tasks2025: new Tasks2025Dialect(calls),
+    tasks2026: new Tasks2026Dialect(calls),
+    ...(options.sep1686 && { sep1686: new Sep1686Dialect(calls) }),
     resolvePrincipal: principals,
     serverInfo: {
       name: options.name ?? 'mcp-task-server',
@@ -255,8 +260,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     }),
   };
 
-  const serverFor = (unit: { era: Era; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
-    if (unit.era === 'modern') return createProtocolServer(deps, { ...unit });
+  const serverFor = (unit: { revision: ProtocolRevision; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
+    if (unit.revision === '2026-07-28') return createProtocolServer(deps, { ...unit });
     // A 2025 session lives as long as its connection: push its tasks' status while it does.
     let push: ReturnType<typeof attachStatusPush> | undefined;
     const server = createProtocolServer(deps, {
@@ -428,7 +433,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
     serveStdio() {
       output?.useStderr();
-      const handle = sdkServeStdio(({ era }) => serverFor({ era, listTasks: true, transport: 'stdio' }));
+      const handle = sdkServeStdio(({ era }) =>
+        serverFor({ revision: revisionOfEra(era), listTasks: true, transport: 'stdio' }),
+      );
       stdioHandles.add(handle);
       return handle;
     },

@@ -4,10 +4,10 @@
  */
 import { observeAll } from '../engine/lifecycle.js';
 import { createPinoLogger, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
+import { type Logger, silentLogger } from '../observe/logger.js';
 import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
 import { type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
-import { type Logger, silentLogger } from '../tools/logger.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';
 import { limitsFromEnvironment } from './limits.js';

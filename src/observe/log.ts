@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger as PinoLogger } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import type { LifecycleEvent, TaskObserver } from '../engine/lifecycle.js';
-import type { Logger } from '../tools/logger.js';
+import type { Logger } from './logger.js';
 
 /** Which kind of process writes a line: a server answering clients, or a worker running tasks. */
 export type ProcessRole = 'server' | 'worker';
@@ -187,4 +187,15 @@ function describe(event: LifecycleEvent): {
     case 'output_invalid':
       return { level: 'error', message: 'task output does not match its schema', data: { detail: event.detail } };
   }
+}
+
+/**
+ * A pino logger writing to stderr, never stdout: over stdio, stdout carries the protocol.
+ * `MCP_TASK_LOG_LEVEL` (`debug` | `info` | `warn` | `error` | `silent`) sets the threshold; the
+ * default is `info`. JSON lines, or readable ones when stderr is a terminal.
+ */
+export function createConsoleLogger(level: LogLevel = readLevel()): Logger {
+  const output = new LogOutput();
+  output.useStderr();
+  return loggerFromPino(createPinoLogger({ level, output }));
 }

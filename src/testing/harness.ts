@@ -17,8 +17,8 @@ import {
 } from '../client/index.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import { createTaskServer, type TaskServer } from '../host/task-server.js';
+import { silentLogger } from '../observe/logger.js';
 import type { TaskManifest } from '../tools/definition.js';
-import { silentLogger } from '../tools/logger.js';
 import { type ScriptedAnswers, scriptedAnswer } from './answers.js';
 import { createTestClock, type TestClock } from './clock.js';
 

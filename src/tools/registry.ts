@@ -9,6 +9,7 @@ import { factsOf, noObserver, PROCESS_NAME, type TaskFacts, type TaskObserver } 
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
+import { childLogger, type Logger, silentLogger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { TaskContext, TaskProgress } from './context.js';
 import {
@@ -18,7 +19,6 @@ import {
   type TaskToolDefinition,
 } from './definition.js';
 import { JsonRpcError, ManifestError } from './errors.js';
-import { childLogger, type Logger, silentLogger } from './logger.js';
 import { errorResult, toCallToolResult } from './result.js';
 
 export interface ToolRegistryOptions {

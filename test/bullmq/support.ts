@@ -9,7 +9,7 @@ import { describe, it } from 'vitest';
 import { newTaskId } from '../../src/engine/engine.js';
 import type { TaskRuntime } from '../../src/engine/runtime.js';
 import type { NewTaskRecord, TaskRecord } from '../../src/engine/task.js';
-import { silentLogger } from '../../src/tools/logger.js';
+import { silentLogger } from '../../src/observe/logger.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const quietLogger = silentLogger;

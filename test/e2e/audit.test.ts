@@ -10,7 +10,7 @@ import { taskManifest } from '../../examples/conformance-fixture/src/__generated
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import { tokenTableVerifier } from '../../src/host/token-table.js';
-import type { Logger } from '../../src/tools/logger.js';
+import type { Logger } from '../../src/observe/logger.js';
 import { connectV1, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
 
 const lines: { level: string; message: string; data?: Record<string, unknown> }[] = [];

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, readConfig } from '../../src/host/config.js';
-import { limitRepeats } from '../../src/tools/repeat-limiter.js';
+import { limitRepeats } from '../../src/observe/repeat-limiter.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { startAppProcess } from './processes.js';
 

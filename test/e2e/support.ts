@@ -5,7 +5,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createTaskServer, type TaskServer, type TaskServerOptions } from '../../src/host/task-server.js';
-import { silentLogger } from '../../src/tools/logger.js';
+import { silentLogger } from '../../src/observe/logger.js';
 
 export interface RunningServer {
   readonly server: TaskServer;

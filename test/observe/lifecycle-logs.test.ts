@@ -10,8 +10,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerFromPino } from '../../src/observe/log.js';
-import { createConsoleLogger } from '../../src/tools/logger.js';
+import { createConsoleLogger, loggerFromPino } from '../../src/observe/log.js';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
 import { captureLogger, OpsTools, opsManifest, tokenAuth } from './ops-app.js';
 

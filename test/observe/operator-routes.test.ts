@@ -9,7 +9,7 @@ import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextproto
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/host/config.js';
 import { createTaskServer } from '../../src/host/task-server.js';
-import { silentLogger } from '../../src/tools/logger.js';
+import { silentLogger } from '../../src/observe/logger.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { type AppProcess, startAppProcess } from '../e2e/processes.js';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';

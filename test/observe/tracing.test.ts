@@ -15,8 +15,8 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTaskWorker } from '../../src/host/workers.js';
+import { silentLogger } from '../../src/observe/logger.js';
 import type { TaskWorker } from '../../src/runtime/bullmq/worker.js';
-import { silentLogger } from '../../src/tools/logger.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
 import { OpsTools, opsManifest } from './ops-app.js';

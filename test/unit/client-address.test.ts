@@ -3,7 +3,7 @@
  * only from proxies the app trusts, and a whole IPv6 /64 as one client.
  */
 import { describe, expect, it } from 'vitest';
-import { addressBudget, clientAddressResolver } from '../../src/host/client-address.js';
+import { addressBudget, clientAddressResolver } from '../../src/http/client-address.js';
 
 const forwarded = (value: string) => new Headers({ 'x-forwarded-for': value });
 

@@ -5,8 +5,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BodyReading } from '../../src/host/json-body.js';
 import { readNodeJsonBody, requestHead, writeResponse } from '../../src/host/node-http.js';
+import type { BodyReading } from '../../src/http/json-body.js';
 
 const limits = { maxBodyBytes: 64, maxJsonDepth: 3 };
 let server: http.Server | undefined;

@@ -13,7 +13,7 @@
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
-import type { Logger } from '../../tools/logger.js';
+import type { Logger } from '../../observe/logger.js';
 
 /**
  * Redis Cluster: the start-up nodes (`host:port` or `{ host, port }`; any few masters do, the

@@ -11,7 +11,7 @@
  */
 
 import type { TaskEvent, TaskListener } from '../../engine/runtime.js';
-import type { Logger } from '../../tools/logger.js';
+import type { Logger } from '../../observe/logger.js';
 import type { RedisClient } from './connection.js';
 
 /** One channel on a dedicated subscriber connection. */

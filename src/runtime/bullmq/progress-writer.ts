@@ -5,7 +5,7 @@
  * of the latest message, not one per report).
  */
 import { type ProgressUpdate, progressReportChange } from '../../engine/runtime.js';
-import type { Logger } from '../../tools/logger.js';
+import type { Logger } from '../../observe/logger.js';
 import type { RedisTaskStore, StoredRecord } from './record-store.js';
 
 export class ProgressWriter {

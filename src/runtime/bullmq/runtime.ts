@@ -15,7 +15,8 @@ import type {
 } from '../../engine/runtime.js';
 import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
-import { createConsoleLogger, type Logger } from '../../tools/logger.js';
+import { createConsoleLogger } from '../../observe/log.js';
+import type { Logger } from '../../observe/logger.js';
 import {
   closeClient,
   createRedisClient,

@@ -1,5 +1,7 @@
-import { createPinoLogger, type LogLevel, LogOutput, loggerFromPino, readLevel } from '../observe/log.js';
-
+/**
+ * The `Logger` contract and the helpers that need no backend. Apart from `log.ts` (pino) so that
+ * tools, runtimes and the host can type their loggers without loading a logging library.
+ */
 /**
  * The framework's logger: small enough to adapt pino, winston or console in one line. The
  * default is pino (`src/observe/log.ts`); an app may pass a pino logger itself.
@@ -9,17 +11,6 @@ export interface Logger {
   info(message: string, data?: Record<string, unknown>): void;
   warn(message: string, data?: Record<string, unknown>): void;
   error(message: string, data?: Record<string, unknown>): void;
-}
-
-/**
- * A pino logger writing to stderr, never stdout: over stdio, stdout carries the protocol.
- * `MCP_TASK_LOG_LEVEL` (`debug` | `info` | `warn` | `error` | `silent`) sets the threshold; the
- * default is `info`. JSON lines, or readable ones when stderr is a terminal.
- */
-export function createConsoleLogger(level: LogLevel = readLevel()): Logger {
-  const output = new LogOutput();
-  output.useStderr();
-  return loggerFromPino(createPinoLogger({ level, output }));
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

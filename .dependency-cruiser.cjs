@@ -127,19 +127,6 @@ const LAYERS = [
 
 /** npm packages a layer must not import, by layer name. */
 const FORBIDDEN_PACKAGES = {
-  engine: {
-    packages: [
-      '@modelcontextprotocol/server',
-      '@modelcontextprotocol/client',
-      '@modelcontextprotocol/core',
-      'bullmq',
-      'ioredis',
-      'pino',
-      'prom-client',
-      '@opentelemetry/api',
-    ],
-    why: 'the engine is SDK-free and knows no runtime or observer backend',
-  },
   tools: {
     packages: ['@modelcontextprotocol/server', 'bullmq', 'ioredis', 'pino', 'pino-pretty', 'prom-client'],
     why: 'tools know no transport, no Redis and no observer backend',
@@ -194,6 +181,18 @@ const packageRules = Object.entries(FORBIDDEN_PACKAGES).map(([name, rule]) => {
   };
 });
 
+/** Anything that is not a file of the repository or a Node built-in: npm packages, resolved or not. */
+const PACKAGE_TYPES = [
+  'npm',
+  'npm-dev',
+  'npm-optional',
+  'npm-peer',
+  'npm-bundled',
+  'npm-no-pkg',
+  'npm-unknown',
+  'unknown',
+];
+
 module.exports = {
   forbidden: [
     {
@@ -226,6 +225,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: LAYERS.map((layer) => matches(layer.path)) },
       to: {},
+    },
+    {
+      name: 'packages-engine',
+      comment:
+        'src/engine/ imports no npm package, only Node built-ins: the engine is SDK-free and knows no runtime or observer backend',
+      severity: 'error',
+      from: { path: '^src/engine/' },
+      to: { dependencyTypes: PACKAGE_TYPES },
     },
     ...layerRules,
     ...packageRules,

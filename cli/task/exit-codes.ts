@@ -1,4 +1,4 @@
-/** `mcp-task` exit codes; scripts rely on them (issue 15, "Conventions"). */
+/** `mcp-task` exit codes; scripts rely on them, so a code never changes its meaning. */
 export const ExitCode = {
   Completed: 0,
   Failed: 1,

@@ -31,13 +31,13 @@ afterAll(async () => {
 });
 
 describe('2025-11-25 core tasks: error rules', () => {
-  it('-32601 when a required tool is called without a task (§4.2 MUST)', async () => {
+  it('-32601 when a required tool is called without a task (a MUST)', async () => {
     await expect(
       client.request({ method: 'tools/call', params: { name: 'failing_job', arguments: {} } }, CallToolResultSchema),
     ).rejects.toMatchObject({ code: -32601 });
   });
 
-  it('-32601 when a forbidden tool is called with a task (§4.2 SHOULD)', async () => {
+  it('-32601 when a forbidden tool is called with a task (a SHOULD)', async () => {
     await expect(
       client.request(
         { method: 'tools/call', params: { name: 'greet', arguments: { name: 'x' }, task: {} } },
@@ -46,7 +46,7 @@ describe('2025-11-25 core tasks: error rules', () => {
     ).rejects.toMatchObject({ code: -32601 });
   });
 
-  it('a tool error fails the task, and tasks/result replays the isError result (§4.4, §4.10)', async () => {
+  it('a tool error fails the task, and tasks/result replays the isError result', async () => {
     const created = await client.request(
       { method: 'tools/call', params: { name: 'failing_job', arguments: {}, task: {} } },
       CreateTaskResultSchema,
@@ -58,7 +58,7 @@ describe('2025-11-25 core tasks: error rules', () => {
     expect(task.statusMessage).toBe('The job failed on purpose');
   });
 
-  it('tasks/result replays a JSON-RPC error as the same error (§4.6)', async () => {
+  it('tasks/result replays a JSON-RPC error as the same error', async () => {
     const created = await client.request(
       { method: 'tools/call', params: { name: 'protocol_error_job', arguments: {}, task: {} } },
       CreateTaskResultSchema,
@@ -69,7 +69,7 @@ describe('2025-11-25 core tasks: error rules', () => {
     expect((await client.experimental.tasks.getTask(created.task.taskId)).status).toBe('failed');
   });
 
-  it('does not offer tasks/list to an anonymous HTTP session (§4.1 security rule)', async () => {
+  it('does not offer tasks/list to an anonymous HTTP session (the security rule)', async () => {
     expect(client.getServerCapabilities()?.tasks?.list).toBeUndefined();
     await expect(client.experimental.tasks.listTasks()).rejects.toMatchObject({ code: -32601 });
   });
@@ -109,7 +109,7 @@ describe('2026-07-28 tasks extension: rules', () => {
     expect(capabilities.tasks).toBeUndefined();
   });
 
-  it('a required tool without the extension is -32021 naming the capability (§5.2)', async () => {
+  it('a required tool without the extension is -32021 naming the capability', async () => {
     const reply = await rpc2026(
       running.url,
       'tools/call',

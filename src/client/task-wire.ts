@@ -114,7 +114,7 @@ export class Wire2026 implements TaskWire {
   }
 
   /**
-   * The per-request envelope (§5.2): every request declares the extension, except a call that
+   * The per-request envelope (docs/design/protocol-rules.md §5.2): every request declares the extension, except a call that
    * must not become a task (the server may only create one when the request declares it).
    */
   private request(method: string, params: Json, declareTasks = true): Promise<Json> {
@@ -126,7 +126,7 @@ export class Wire2026 implements TaskWire {
 
   async callTool(name: string, args: Json, options: CallOptions): Promise<CallReply> {
     let retry: Json = {};
-    // Multi-round-trip input before any task exists (§5.3): answer, then call again.
+    // Multi-round-trip input before any task exists (docs/design/protocol-rules.md §5.3): answer, then call again.
     for (let round = 0; round < 8; round++) {
       const reply = await this.request('tools/call', { name, arguments: args, ...retry }, options.task);
       if (reply.resultType === 'task') return { kind: 'task', task: snapshot2026(reply) };
@@ -164,7 +164,7 @@ export class Wire2026 implements TaskWire {
   }
 
   /**
-   * Opens a `subscriptions/listen` for one task (§5.7) where the connection allows one of its
+   * Opens a `subscriptions/listen` for one task (docs/design/protocol-rules.md §5.7) where the connection allows one of its
    * own (Streamable HTTP); returns the function that closes it.
    */
   listen(taskId: string, onNotification: (method: string, params: Json) => void): (() => void) | undefined {

@@ -18,7 +18,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** Worker timings an operator may tune (the same in every process of an app: bullmq-notes §4). */
+/** Worker timings an operator may tune (the same in every process of an app: docs/design/bullmq.md §2). */
 export type WorkerTimings = Pick<
   TaskWorkerSettings,
   'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'shutdownGraceMs' | 'inputGraceMs'

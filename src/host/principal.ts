@@ -1,5 +1,5 @@
 /**
- * Who is calling: the identity a task is bound to (architecture decision 6). With an auth
+ * Who is calling: the identity a task is bound to (docs/design/decisions.md, decision 6). With an auth
  * principal, tasks belong to it; over stdio, to the local user; over unauthenticated HTTP to
  * nobody, and the unguessable task id is the capability.
  */

@@ -70,7 +70,7 @@ export interface ProtocolServerDeps {
 export interface ProtocolServerOptions {
   readonly revision: ProtocolRevision;
   readonly transport: 'http' | 'stdio';
-  /** 2025-11-25: declare `tasks.list` only when the session's caller is identified (§4.1 security rule). */
+  /** 2025-11-25: declare `tasks.list` only when the session's caller is identified (docs/design/protocol-rules.md §4.1). */
   readonly listTasks: boolean;
   /** 2025-11-25: called with each task this session creates (and its call's progress token), to push its changes. */
   readonly onTaskCreated?: (taskId: string, caller: Caller, progressToken?: string | number) => void;

@@ -2,7 +2,7 @@
  * 2025-11-25 push, to the session that created a task: `notifications/tasks/status` whenever its
  * status (as B reports it) changes (2025-11-25 tasks), and `notifications/progress` on the
  * call's `progressToken` whenever the method reports numbers, since that token stays valid for
- * the task's whole life (§4.9 rule 6). Outside any request, so they travel on the session's
+ * the task's whole life (docs/design/protocol-rules.md §4.9.6). Outside any request, so they travel on the session's
  * standalone stream (the GET SSE stream over HTTP, stdout over stdio).
  */
 import type { Server } from '@modelcontextprotocol/server';

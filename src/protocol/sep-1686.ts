@@ -169,7 +169,7 @@ export class Sep1686Dialect {
     return asRpc(() => this.calls.engine.get(caller, clientTaskKey(caller, requireTaskId(params))));
   }
 
-  /** The result, only once the task completed (§3: otherwise -32602). */
+  /** The result, only once the task completed (otherwise -32602: docs/design/protocol-rules.md §3). */
   async getTaskResult(params: Params, caller: Caller): Promise<Record<string, unknown>> {
     const record = await this.read(params, caller);
     if (record.status !== 'completed') {

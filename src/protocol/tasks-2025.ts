@@ -37,7 +37,10 @@ export function toTask2025(record: TaskRecord): Task2025 {
   };
 }
 
-/** In B a tool result with `isError: true` fails the task (§4.4); the record calls it completed. */
+/**
+ * On 2025-11-25 a tool result with `isError: true` fails the task (docs/design/protocol-rules.md §4.4);
+ * the record calls it completed.
+ */
 export function status2025(record: TaskRecord): TaskStatus {
   return record.status === 'completed' && record.outcome?.kind === 'result' && record.outcome.isError
     ? 'failed'
@@ -63,7 +66,7 @@ export class Tasks2025Dialect {
     };
   }
 
-  /** `tools/call`, with or without `params.task` (§4.2, §4.3). */
+  /** `tools/call`, with or without `params.task` (docs/design/protocol-rules.md §4.2, §4.3). */
   async callTool(params: Params, ctx: CallContext): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
     const task = params?.task;
@@ -98,9 +101,9 @@ export class Tasks2025Dialect {
 
   /**
    * Blocks until the task is terminal, then answers exactly what the original call would have:
-   * the result (with related-task `_meta`) or the same JSON-RPC error (§4.6). Meanwhile every
+   * the result (with related-task `_meta`) or the same JSON-RPC error. Meanwhile every
    * question the task asks goes to the client as `elicitation/create` on this response's stream,
-   * and the answers go back to the task (§4.6 `input_required` mechanics).
+   * and the answers go back to the task (docs/design/protocol-rules.md §4.6).
    */
   async getTaskResult(
     params: Params,
@@ -138,7 +141,7 @@ export class Tasks2025Dialect {
     return { tasks: page.tasks.map(toTask2025), ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }) };
   }
 
-  /** Moves the task to `cancelled` before answering; a terminal task is `-32602` (§4.8). */
+  /** Moves the task to `cancelled` before answering; a terminal task is `-32602` (docs/design/protocol-rules.md §4.8). */
   async cancelTask(params: Params, caller: Caller): Promise<Task2025> {
     return toTask2025(await asRpc(() => this.calls.engine.cancel(caller, requireTaskId(params))));
   }

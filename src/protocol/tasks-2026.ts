@@ -65,7 +65,7 @@ export function serverCapabilities2026(): Record<string, unknown> {
   return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {} } };
 }
 
-/** Whether this request's `_meta` declares the tasks extension (§5.2: per request, never inferred). */
+/** Whether this request's `_meta` declares the tasks extension (per request, never inferred: docs/design/protocol-rules.md §5.2). */
 export function declaresTasksExtension(clientCapabilities: unknown): boolean {
   return isPlainObject(clientCapabilities) && isPlainObject(clientCapabilities.extensions)
     ? clientCapabilities.extensions[TASKS_EXTENSION_ID] !== undefined
@@ -101,7 +101,7 @@ export class Tasks2026Dialect {
   /**
    * The server decides: a task tool called by a client that declared the extension becomes a
    * task; without the extension it runs inline, unless it can only run as a task (`-32021`).
-   * A legacy `params.task` is ignored (§2 rule 1).
+   * A legacy `params.task` is ignored (docs/design/protocol-rules.md §2.1).
    */
   async callTool(params: Params, ctx: Tasks2026CallContext): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
@@ -142,7 +142,7 @@ export class Tasks2026Dialect {
     return { resultType: 'complete', ...detailed };
   }
 
-  /** Cooperative cancel: an empty ack, also for a task that already ended (§5.6). */
+  /** Cooperative cancel: an empty ack, also for a task that already ended (docs/design/protocol-rules.md §5.6). */
   async cancelTask(params: Params, ctx: Tasks2026CallContext): Promise<{ resultType: 'complete' }> {
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/cancel');
     const taskId = requireTaskId(params);
@@ -159,7 +159,7 @@ export class Tasks2026Dialect {
   }
 
   /**
-   * Answers to a task's input requests (§5.5). The answers are applied before the ack, so the
+   * Answers to a task's input requests (docs/design/protocol-rules.md §5.5). The answers are applied before the ack, so the
    * next `tasks/get` already shows them; keys that are not outstanding are ignored, and an
    * invalid answer leaves its question open with the reason in `statusMessage`.
    */

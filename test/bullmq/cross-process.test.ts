@@ -18,7 +18,7 @@ import {
   waitForRecord,
 } from './support.js';
 
-/** Short lock and stall timings, the same in every process (bullmq-notes §4). */
+/** Short lock and stall timings, the same in every process (docs/design/bullmq.md §2). */
 const FAST_STALLS = { LOCK_MS: 1000, STALLED_MS: 500 };
 
 describeWithRedis('bullmq runtime across processes', () => {

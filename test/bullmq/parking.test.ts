@@ -1,6 +1,6 @@
 /**
- * Questions on the BullMQ runtime cost no worker while they wait (issue: @NeedsInput, "durable
- * and cheap"): a parked job frees its slot, survives the death of its worker, and runs again,
+ * Questions on the BullMQ runtime cost no worker while they wait (docs/design/decisions.md,
+ * decision 5): a parked job frees its slot, survives the death of its worker, and runs again,
  * replaying answers and `step` results, once answered.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { deleteKeysUnder, describeWithRedis, quietLogger, REDIS_URL, randomPrefi
 
 const ALICE: Caller = { principal: 'alice' };
 /**
- * Short lock and stall timings (the same in every process, bullmq-notes §4): a job that was
+ * Short lock and stall timings (the same in every process, docs/design/bullmq.md §2): a job that was
  * still inside its input grace when the worker died is recovered in about a second.
  */
 const CHILD_SETTINGS = { CONCURRENCY: 2, INPUT_GRACE_MS: 20, LOCK_MS: 1000, STALLED_MS: 500 };

@@ -1,7 +1,7 @@
 /**
  * Questions asked mid-task (@NeedsInput), answered by real clients in both dialects:
  * 2025-11-25 through `elicitation/create` on the `tasks/result` stream,
- * 2026-07-28 through `inputRequests` and `tasks/update` (§5.4, §5.5).
+ * 2026-07-28 through `inputRequests` and `tasks/update` (docs/design/protocol-rules.md §5.4, §5.5).
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';

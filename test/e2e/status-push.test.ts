@@ -1,7 +1,7 @@
 /**
  * Status pushed to clients: `notifications/tasks/status` to the 2025-11-25 session that owns a
  * task (2025-11-25 tasks), and `notifications/tasks` on a 2026-07-28
- * `subscriptions/listen` stream that asked for the task's id (§5.7).
+ * `subscriptions/listen` stream that asked for the task's id (docs/design/protocol-rules.md §5.7).
  */
 import { CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,7 +107,7 @@ describe('2025-11-25: notifications/tasks/status', () => {
       (s) => s.includes('completed'),
     );
     expect(seen).toEqual(['input_required', 'working', 'completed']);
-    // B-51: status notifications carry no related-task _meta (§4.9 rule 5).
+    // B-51: status notifications carry no related-task _meta (docs/design/protocol-rules.md §4.9.5).
     expect(metas).toEqual([undefined, undefined, undefined]);
     await client.close();
   });

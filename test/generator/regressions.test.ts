@@ -1,5 +1,5 @@
 /**
- * The defects found by trying mcp-taskgen as a new user would (issue 12), one tool each in the
+ * The defects found by trying mcp-taskgen as a new user would, one tool each in the
  * `regressions` fixture: a tool that vanished silently, a refused recursive union, a refused string
  * enum answer, a module that did not compile (a required key holding `undefined`, an enum default),
  * `discriminator` on non-string tags; and the limits lifted with them (enum-member tags, union

@@ -35,7 +35,7 @@ describe('2025-11-25 projection', () => {
     });
   });
 
-  it('reports a tool error as failed (§4.4)', () => {
+  it('reports a tool error as failed', () => {
     expect(status2025(toolError)).toBe('failed');
     expect(toTask2025(toolError).status).toBe('failed');
   });
@@ -48,7 +48,7 @@ describe('2026-07-28 projection', () => {
     expect('ttl' in task || 'pollInterval' in task).toBe(false);
   });
 
-  it('keeps a tool error completed and inlines the result (§5.4)', () => {
+  it('keeps a tool error completed and inlines the result', () => {
     expect(toDetailedTask2026(toolError)).toMatchObject({ status: 'completed', result: { isError: true } });
   });
 

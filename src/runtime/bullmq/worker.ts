@@ -56,7 +56,7 @@ export interface TaskWorkerSettings {
    * How long a job's lock lives without renewal (default 8000 ms; renewed every half of it). A
    * worker that stops renewing (killed, or its event loop blocked longer than this) loses the
    * job to another, which runs it again from the top. Shorter finds lost workers sooner; longer
-   * tolerates longer event-loop stalls. Use the same value in every process (bullmq-notes §4).
+   * tolerates longer event-loop stalls. Use the same value in every process (docs/design/bullmq.md §2).
    */
   readonly lockDurationMs?: number;
   /**
@@ -443,7 +443,7 @@ export class TaskWorker {
 
   /**
    * Parks the job until its questions are answered: it leaves the active set (freeing the
-   * slot) for the delayed set, without using an attempt (bullmq-notes §1). An answer that
+   * slot) for the delayed set, without using an attempt (docs/design/bullmq.md §1). An answer that
    * landed while the job was still active could not promote it, so look once more after
    * parking. The delay is the task's remaining lifetime: a job that wakes without its record
    * is skipped.

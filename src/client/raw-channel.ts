@@ -1,5 +1,5 @@
 /**
- * A side channel on the SDK client's own transport. The v2 `Client` negotiates the era, lists
+ * A side channel on the SDK client's own transport. The v2 `Client` negotiates the protocol revision, lists
  * tools and answers server requests (elicitation), but it cannot carry task traffic: its
  * 2026-07-28 result decoder refuses `resultType: "task"`, and it removed the 2025-11-25 task
  * methods. So task requests go out as raw JSON-RPC on the same transport (same session,

@@ -211,7 +211,7 @@ function snapshot2026(task: Json): TaskSnapshot {
   return snapshotOf(task, task.ttlMs, task.pollIntervalMs, questionsOf(task.inputRequests));
 }
 
-/** The fields both eras share, with the two the eras name differently already picked. */
+/** The fields both dialects share, with the two they name differently already picked. */
 function snapshotOf(task: Json, ttl: unknown, pollInterval: unknown, questions: TaskQuestion[]): TaskSnapshot {
   return {
     taskId: String(task.taskId),

@@ -1,5 +1,5 @@
 /**
- * Streamable HTTP for both eras from one endpoint. 2026-07-28 requests go to the SDK's
+ * Streamable HTTP for both protocol revisions from one endpoint. 2026-07-28 requests go to the SDK's
  * per-request handler; 2025-11-25 traffic goes to a sessionful transport with one `Server`
  * per session (workaround 4: the SDK's stateless legacy default loses the client's answer to
  * an elicitation sent on a blocked `tasks/result`).

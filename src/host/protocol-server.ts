@@ -229,7 +229,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
 
   if (options.revision === '2025-11-25') {
     const tasks2025 = deps.tasks2025;
-    // The SEP-1686 shim lives on 2025-era connections only, and only when the app enabled it.
+    // The SEP-1686 shim lives on 2025-11-25 connections only, and only when the app enabled it.
     const sep1686 = deps.sep1686;
     server.setRequestHandler(
       'tools/list',

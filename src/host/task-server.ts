@@ -81,7 +81,7 @@ export interface TaskServerOptions extends RuntimeChoice {
   readonly listPageSize?: number;
   /**
    * Also serve the original SEP-1686 form (`_meta["modelcontextprotocol.io/task"]` with a
-   * client-chosen id, `notifications/tasks/created`, `tasks/delete`) on 2025-era connections.
+   * client-chosen id, `notifications/tasks/created`, `tasks/delete`) on 2025-11-25 connections.
    * Historical and off by default: without it that `_meta` key is ignored.
    */
   readonly sep1686?: boolean;

@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+/**
+ * Generates the API reference into `docs/api/` (Markdown for VitePress, plus the sidebar in
+ * `docs/api/typedoc-sidebar.json`) from the package's public entry points. Run by
+ * `npm run docs:api`, which `docs:build` and `docs:dev` call first; the output is not committed.
+ *
+ * TypeDoc needs the TypeScript compiler API, which TypeScript 7 does not offer, so this
+ * process runs with `typescript5-hook.mjs`, which points `typescript` at the `typescript5`
+ * devDependency; the check below fails the build if any other TypeScript was loaded.
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { Application, OptionDefaults } from 'typedoc';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+/** One line per public entry point: the package subpath it is published as, and its source. */
+export const ENTRY_POINTS = [
+  ['mcp-task-server', 'src/index.ts'],
+  ['mcp-task-server/client', 'src/client/index.ts'],
+  ['mcp-task-server/testing', 'src/testing/index.ts'],
+];
+
+const out = path.join(repoRoot, 'docs/api');
+rmSync(out, { recursive: true, force: true });
+
+const app = await Application.bootstrapWithPlugins({
+  entryPoints: ENTRY_POINTS.map(([, source]) => path.join(repoRoot, source)),
+  tsconfig: path.join(repoRoot, 'docs/api.tsconfig.json'),
+  plugin: ['typedoc-plugin-markdown', 'typedoc-vitepress-theme'],
+  out,
+  docsRoot: path.join(repoRoot, 'docs'),
+  name: 'API reference',
+  readme: 'none',
+  entryFileName: 'index.md',
+  hidePageHeader: true,
+  hideBreadcrumbs: true,
+  // `npm run typecheck` checks the sources with TypeScript 7; TypeScript 5 infers a few of them
+  // differently (implicit `any` in self-referencing initialisers), which does not change what is documented.
+  skipErrorChecking: true,
+  // Re-exports from dependencies (the `z` of zod that the client hands to generated code) are theirs to document.
+  excludeExternals: true,
+  // The generator's own marks on the decorator and type declarations.
+  blockTags: [...OptionDefaults.blockTags, '@mcpTaskgen'],
+  excludePrivate: true,
+  excludeInternal: true,
+  // Warnings about symbols without a doc comment belong to the doc-comment test, not to the site build.
+  validation: { notExported: false, invalidLink: true, rewrittenLink: true, notDocumented: false },
+  treatWarningsAsErrors: false,
+  logLevel: 'Warn',
+  // The reference lists the entry points in the order above, the root first.
+  sortEntryPoints: false,
+  sidebar: { autoConfiguration: true, format: 'vitepress', pretty: true, collapsed: true },
+});
+
+const version = app.getTypeScriptVersion();
+if (!version.startsWith('5.')) {
+  console.error(`The API reference must be built with TypeScript 5.x (typescript5), but loaded ${version}`);
+  process.exit(1);
+}
+
+const project = await app.convert();
+if (!project) {
+  console.error('TypeDoc could not convert the entry points');
+  process.exit(1);
+}
+// Name each module after the import path users write, not after its file (TypeDoc's default
+// name is the path below `src/` without `/index`: `index`, `client`, `manifest`).
+const defaultName = (source) =>
+  source
+    .replace(/^src\//, '')
+    .replace(/\.ts$/, '')
+    .replace(/\/index$/, '');
+for (const child of project.children ?? []) {
+  const entry = ENTRY_POINTS.find(([, source]) => defaultName(source) === child.name);
+  if (!entry) {
+    console.error(`The API reference has a module '${child.name}' that no entry point names`);
+    process.exit(1);
+  }
+  child.name = entry[0];
+}
+await app.generateOutputs(project);
+if (app.logger.hasErrors()) process.exit(1);
+console.log(`API reference: TypeScript ${version}, ${ENTRY_POINTS.length} entry points, written to docs/api`);

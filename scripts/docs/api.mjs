@@ -4,9 +4,11 @@
  * `docs/api/typedoc-sidebar.json`) from the package's public entry points. Run by
  * `npm run docs:api`, which `docs:build` and `docs:dev` call first; the output is not committed.
  *
- * TypeDoc needs the TypeScript compiler API, which TypeScript 7 does not offer, so this
- * process runs with `typescript5-hook.mjs`, which points `typescript` at the `typescript5`
- * devDependency; the check below fails the build if any other TypeScript was loaded.
+ * TypeDoc needs the TypeScript compiler API, which TypeScript 7, the compiler the rest of the
+ * repository uses, does not have. So this folder is a private workspace of its own whose
+ * devDependencies are TypeDoc and TypeScript 5.9: npm installs both under
+ * `scripts/docs/node_modules`, where TypeDoc finds 5.9 and nothing else does (the root's `tsc`
+ * stays TypeScript 7). The check below fails the build if TypeDoc loaded any other version.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';

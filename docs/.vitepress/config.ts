@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { defineConfig } from 'vitepress';
+import { home } from './home.js';
 import { guide } from './sidebar.js';
 
 /** Written by `npm run docs:api` (TypeDoc) before every build; absent only if that step was skipped. */
@@ -14,6 +15,9 @@ export default defineConfig({
   // A dead link fails the build; the site test also checks every anchor.
   ignoreDeadLinks: false,
   srcExclude: ['snippets/**'],
+  transformPageData(page) {
+    if (page.relativePath === 'index.md') page.frontmatter = { ...home, ...page.frontmatter };
+  },
   themeConfig: {
     nav: [
       { text: 'Guide', link: '/guide/getting-started' },

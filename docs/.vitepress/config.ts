@@ -11,6 +11,7 @@ export default defineConfig({
   title: 'mcp-task-server',
   description: 'Long-running MCP tools as durable tasks, typed from your TypeScript source.',
   cleanUrls: true,
+  head: [['link', { rel: 'icon', type: 'image/svg+xml', href: '/favicon.svg' }]],
   lastUpdated: false,
   // A dead link fails the build; the site test also checks every anchor.
   ignoreDeadLinks: false,

@@ -166,7 +166,7 @@ describeWithChromium('the documentation site in headless Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text());
+      if (message.type() === 'error') errors.push(`${message.text()} (${message.location().url})`);
     });
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('response', (response) => {

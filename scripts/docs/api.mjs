@@ -10,18 +10,28 @@
  * `scripts/docs/node_modules`, where TypeDoc finds 5.9 and nothing else does (the root's `tsc`
  * stays TypeScript 7). The check below fails the build if TypeDoc loaded any other version.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Application, OptionDefaults } from 'typedoc';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
-/** One line per public entry point: the package subpath it is published as, and its source. */
-export const ENTRY_POINTS = [
-  ['mcp-task-server', 'src/index.ts'],
-  ['mcp-task-server/client', 'src/client/index.ts'],
-  ['mcp-task-server/testing', 'src/testing/index.ts'],
-];
+/**
+ * The public entry points, as the package publishes them: every subpath of `exports` with a
+ * source file (the `mcp-task-server-source` condition), named by the import path users write.
+ * A new subpath export gets its own section of the reference with no change here.
+ */
+const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+export const ENTRY_POINTS = Object.entries(packageJson.exports)
+  .filter(([, target]) => typeof target === 'object' && target['mcp-task-server-source'])
+  .map(([subpath, target]) => [
+    subpath === '.' ? packageJson.name : `${packageJson.name}/${subpath.slice(2)}`,
+    path.normalize(target['mcp-task-server-source']),
+  ]);
+if (ENTRY_POINTS.length === 0) {
+  console.error('package.json exports no subpath with a source file');
+  process.exit(1);
+}
 
 const out = path.join(repoRoot, 'docs/api');
 rmSync(out, { recursive: true, force: true });

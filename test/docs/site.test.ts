@@ -82,6 +82,23 @@ describe('the built documentation site', () => {
     expect(checked).toBeGreaterThan(1000);
   });
 
+  it("resolves every relative link of the README: files in the repository, anchors on the site's pages", () => {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    const broken: string[] = [];
+    for (const [, target] of readme.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/i.test(target as string)) continue; // another site
+      const [file = '', fragment] = (target as string).split('#');
+      if (!existsSync(path.join(repoRoot, file))) {
+        broken.push(`${target} (no such file)`);
+        continue;
+      }
+      if (!fragment || !file.startsWith('docs/') || !file.endsWith('.md')) continue;
+      const built = path.join(outDir, file.replace(/^docs\//, '').replace(/\.md$/, '.html'));
+      if (!pages.get(built)?.ids.has(fragment)) broken.push(`${target} (no element with id "${fragment}")`);
+    }
+    expect(broken).toEqual([]);
+  });
+
   it('gives every mcp-taskgen diagnostic its own anchor on the tools and types page', () => {
     const page = pages.get(path.join(outDir, 'guide/tools-and-types.html'));
     const codes = [...(page?.ids ?? [])].filter((id) => /^mtg\d{4}$/.test(id));

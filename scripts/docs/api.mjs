@@ -76,17 +76,12 @@ if (!project) {
   console.error('TypeDoc could not convert the entry points');
   process.exit(1);
 }
-// Name each module after the import path users write, not after its file (TypeDoc's default
-// name is the path below `src/` without `/index`: `index`, `client`, `manifest`).
-const defaultName = (source) =>
-  source
-    .replace(/^src\//, '')
-    .replace(/\.ts$/, '')
-    .replace(/\/index$/, '');
+// Name each module after the import path users write, not after its file (or its `@module` tag).
 for (const child of project.children ?? []) {
-  const entry = ENTRY_POINTS.find(([, source]) => defaultName(source) === child.name);
+  const file = child.sources?.[0]?.fullFileName;
+  const entry = ENTRY_POINTS.find(([, source]) => file === path.join(repoRoot, source));
   if (!entry) {
-    console.error(`The API reference has a module '${child.name}' that no entry point names`);
+    console.error(`The API reference has a module '${child.name}' (${file}) that no entry point names`);
     process.exit(1);
   }
   child.name = entry[0];

@@ -1,8 +1,8 @@
 /**
- * The README's type table, row by row: each row names tools of the `type-corpus` fixture with
+ * The type table of the docs page "Tools and types" (`docs/guide/tools-and-types.md`), row by row: each row names tools of the `type-corpus` fixture with
  * values that must be accepted and values that must be rejected, by the JSON Schema (ajv) and the
- * zod schema alike; the generated module must compile with `tsc`. The rows here and the rows in
- * the README must be the same set, so the table cannot promise what no test checks.
+ * zod schema alike; the generated module must compile with `tsc`. The rows here and the rows on
+ * that page must be the same set, so the table cannot promise what no test checks.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -37,7 +37,7 @@ const value = (...values: unknown[]) => values.map((item) => ({ value: item }));
 const bare = (...values: unknown[]) => values;
 const point = { x: 1 };
 
-/** Keyed by the first cell of the README row, exactly as written there. */
+/** Keyed by the first cell of the page's row, exactly as written there. */
 const ROWS: Readonly<Record<string, readonly Case[]>> = {
   '`string`, `number`, `boolean`, `null`': [
     { tool: 'string', accept: value('', 'a'), reject: [...value(1, null), {}] },
@@ -150,19 +150,19 @@ afterAll(() => removeDir(scratch));
 
 const tool = (name: string) => corpus.tool(name);
 
-/** The first cells of the README's type table, between its markers. */
-function readmeRows(): string[] {
-  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const table = readme.slice(readme.indexOf('<!-- type-table:start -->'), readme.indexOf('<!-- type-table:end -->'));
+/** The first cells of the page's type table, between its markers. */
+function pageRows(): string[] {
+  const page = readFileSync(path.join(REPO_ROOT, 'docs/guide/tools-and-types.md'), 'utf8');
+  const table = page.slice(page.indexOf('<!-- type-table:start -->'), page.indexOf('<!-- type-table:end -->'));
   return table
     .split('\n')
     .filter((line) => line.startsWith('| ') && !line.startsWith('| TypeScript') && !line.startsWith('| ---'))
     .map((line) => (/^\| ((?:[^|\\]|\\\|)+?) \|/.exec(line)?.[1] ?? line).trim());
 }
 
-describe('the README type table', () => {
+describe('the type table of the docs', () => {
   it('has exactly the rows this corpus checks', () => {
-    const rows = readmeRows();
+    const rows = pageRows();
     expect(rows.length).toBeGreaterThan(20);
     expect([...rows].sort()).toEqual(Object.keys(ROWS).sort());
   });

@@ -61,6 +61,7 @@ export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
 export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
 export type {
   AnyClass,
+  ClientCapabilityName,
   JsonSchema,
   QuestionDefinition,
   ResultShape,

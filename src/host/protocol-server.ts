@@ -151,16 +151,20 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       }),
     };
   };
+  // 2025-11-25 clients declare their capabilities once for the session; 2026-07-28 clients on each request.
+  const declaredCapabilities = (ctx: ServerContext): unknown =>
+    options.era === 'legacy'
+      ? server.getClientCapabilities()
+      : (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
   const callContext = async (ctx: ServerContext): Promise<CallContext> => ({
     caller: await caller(ctx),
     signal: ctx.mcpReq.signal,
     onProgress: progressForwarder(ctx),
+    clientCapabilities: declaredCapabilities(ctx),
   });
   const modernContext = async (ctx: ServerContext): Promise<Tasks2026CallContext> => ({
     ...(await callContext(ctx)),
-    tasksExtension: declaresTasksExtension(
-      (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
-    ),
+    tasksExtension: declaresTasksExtension(declaredCapabilities(ctx)),
     ...(ctx.mcpReq.inputResponses && { inputResponses: ctx.mcpReq.inputResponses }),
     ...(codec && {
       requestState: await verifiedRequestState(codec, ctx),

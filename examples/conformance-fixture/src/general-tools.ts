@@ -26,9 +26,16 @@ export interface Profile {
   verified?: boolean;
 }
 
+/** What `test_streaming_elicitation` asks. */
+export interface Confirmation {
+  /** Go on? */
+  confirmed: boolean;
+}
+
 /**
- * Ordinary tools the general server scenarios of the conformance suite call (`tools-call-*`):
- * content of every kind, a tool error, progress, and an elicitation on the call.
+ * Ordinary tools the general server scenarios of the conformance suite call (`tools-call-*`,
+ * `server-stateless`): content of every kind, a tool error, progress, an elicitation on the call,
+ * logging on the server, and a question on a 2026-07-28 request stream.
  */
 export class GeneralTools {
   /** Answers with a simple text. */
@@ -117,5 +124,30 @@ export class GeneralTools {
     return answer.action === 'accept'
       ? `Thanks, ${answer.content.username} <${answer.content.email}>`
       : `You chose to ${answer.action}`;
+  }
+
+  /**
+   * Logs at every level, then answers. The lines go to the server's log only: a client hears
+   * of them on no stream (2026-07-28 sends `notifications/message` only to a request that set a
+   * log level, and this server offers no MCP logging at all).
+   */
+  @Tool()
+  async testLoggingTool(ctx: TaskContext): Promise<string> {
+    ctx.log.debug('test_logging_tool: debug');
+    ctx.log.info('test_logging_tool: info');
+    ctx.log.warn('test_logging_tool: warn');
+    ctx.log.error('test_logging_tool: error');
+    return 'Logged four lines on the server';
+  }
+
+  /**
+   * Asks the caller to confirm, on the call itself. On 2026-07-28 the question comes back as
+   * the call's `input_required` result, never as a request of its own on the request's stream.
+   */
+  @Tool()
+  @NeedsInput<Confirmation>('confirmation', { message: 'Go on?' })
+  async testStreamingElicitation(ctx: TaskContext<{ confirmation: Confirmation }>): Promise<string> {
+    const answer = await ctx.input('confirmation');
+    return answer.action === 'accept' && answer.content.confirmed ? 'Confirmed' : `Not confirmed (${answer.action})`;
   }
 }

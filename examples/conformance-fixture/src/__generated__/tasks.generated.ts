@@ -44,9 +44,13 @@ export const TestErrorHandlingInput = z.object({});
 
 export const TestImageContentInput = z.object({});
 
+export const TestLoggingToolInput = z.object({});
+
 export const TestMultipleContentTypesInput = z.object({});
 
 export const TestSimpleTextInput = z.object({});
+
+export const TestStreamingElicitationInput = z.object({});
 
 export const TestToolWithProgressInput = z.object({});
 
@@ -286,7 +290,7 @@ export const taskManifest = defineTaskManifest({
       input: TestAudioContentInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testAudioContent' },
-      source: 'src/general-tools.ts:48:9',
+      source: 'src/general-tools.ts:55:9',
       invoke: (target, _args, _ctx) => target.testAudioContent(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestElicitationInput>>({
@@ -316,7 +320,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testElicitation' },
-      source: 'src/general-tools.ts:115:9',
+      source: 'src/general-tools.ts:122:9',
       invoke: (target, args, ctx) => target.testElicitation(args.message, ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestElicitationSep1034DefaultsInput>>({
@@ -350,7 +354,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testElicitationSep1034Defaults' },
-      source: 'src/general-tools.ts:103:9',
+      source: 'src/general-tools.ts:110:9',
       invoke: (target, _args, ctx) => target.testElicitationSep1034Defaults(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestEmbeddedResourceInput>>({
@@ -361,7 +365,7 @@ export const taskManifest = defineTaskManifest({
       input: TestEmbeddedResourceInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testEmbeddedResource' },
-      source: 'src/general-tools.ts:54:9',
+      source: 'src/general-tools.ts:61:9',
       invoke: (target, _args, _ctx) => target.testEmbeddedResource(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestErrorHandlingInput>>({
@@ -372,7 +376,7 @@ export const taskManifest = defineTaskManifest({
       input: TestErrorHandlingInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testErrorHandling' },
-      source: 'src/general-tools.ts:86:9',
+      source: 'src/general-tools.ts:93:9',
       invoke: (target, _args, _ctx) => target.testErrorHandling(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestImageContentInput>>({
@@ -383,8 +387,19 @@ export const taskManifest = defineTaskManifest({
       input: TestImageContentInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testImageContent' },
-      source: 'src/general-tools.ts:42:9',
+      source: 'src/general-tools.ts:49:9',
       invoke: (target, _args, _ctx) => target.testImageContent(),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestLoggingToolInput>>({
+      name: 'test_logging_tool',
+      description: 'Logs at every level, then answers. The lines go to the server\'s log only: a client hears\nof them on no stream (2026-07-28 sends `notifications/message` only to a request that set a\nlog level, and this server offers no MCP logging at all).',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestLoggingToolInput,
+      result: 'text',
+      target: { class: GeneralTools, method: 'testLoggingTool' },
+      source: 'src/general-tools.ts:135:9',
+      invoke: (target, _args, ctx) => target.testLoggingTool(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestMultipleContentTypesInput>>({
       name: 'test_multiple_content_types',
@@ -394,7 +409,7 @@ export const taskManifest = defineTaskManifest({
       input: TestMultipleContentTypesInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testMultipleContentTypes' },
-      source: 'src/general-tools.ts:69:9',
+      source: 'src/general-tools.ts:76:9',
       invoke: (target, _args, _ctx) => target.testMultipleContentTypes(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestSimpleTextInput>>({
@@ -405,8 +420,31 @@ export const taskManifest = defineTaskManifest({
       input: TestSimpleTextInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testSimpleText' },
-      source: 'src/general-tools.ts:36:9',
+      source: 'src/general-tools.ts:43:9',
       invoke: (target, _args, _ctx) => target.testSimpleText(),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestStreamingElicitationInput>>({
+      name: 'test_streaming_elicitation',
+      description: 'Asks the caller to confirm, on the call itself. On 2026-07-28 the question comes back as\nthe call\'s `input_required` result, never as a request of its own on the request\'s stream.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestStreamingElicitationInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'confirmation',
+          message: 'Go on?',
+          schema: {
+            type: 'object',
+            properties: { confirmed: { type: 'boolean', description: 'Go on?' } },
+            required: ['confirmed'],
+          },
+          answer: z.object({ confirmed: z.boolean() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testStreamingElicitation' },
+      source: 'src/general-tools.ts:149:9',
+      invoke: (target, _args, ctx) => target.testStreamingElicitation(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestToolWithProgressInput>>({
       name: 'test_tool_with_progress',
@@ -416,7 +454,7 @@ export const taskManifest = defineTaskManifest({
       input: TestToolWithProgressInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testToolWithProgress' },
-      source: 'src/general-tools.ts:92:9',
+      source: 'src/general-tools.ts:99:9',
       invoke: (target, _args, ctx) => target.testToolWithProgress(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof TestToolWithTaskInput>>({

@@ -63,6 +63,7 @@ export const CONTACT_INPUT_SCHEMA: JsonSchema = {
   },
   allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
   if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  // biome-ignore lint/suspicious/noThenProperty: a JSON Schema keyword; not a function, so never a thenable.
   then: { required: ['phone'] },
   else: { required: ['email'] },
   additionalProperties: false,

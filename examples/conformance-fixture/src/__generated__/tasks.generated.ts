@@ -44,6 +44,14 @@ export const TestErrorHandlingInput = z.object({});
 
 export const TestImageContentInput = z.object({});
 
+export const TestInputRequiredResultElicitationInput = z.object({});
+
+export const TestInputRequiredResultMultiRoundInput = z.object({});
+
+export const TestInputRequiredResultRequestStateInput = z.object({});
+
+export const TestInputRequiredResultTamperedStateInput = z.object({});
+
 export const TestLoggingToolInput = z.object({});
 
 export const TestMultipleContentTypesInput = z.object({});
@@ -290,7 +298,7 @@ export const taskManifest = defineTaskManifest({
       input: TestAudioContentInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testAudioContent' },
-      source: 'src/general-tools.ts:55:9',
+      source: 'src/general-tools.ts:72:9',
       invoke: (target, _args, _ctx) => target.testAudioContent(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestElicitationInput>>({
@@ -320,7 +328,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testElicitation' },
-      source: 'src/general-tools.ts:122:9',
+      source: 'src/general-tools.ts:139:9',
       invoke: (target, args, ctx) => target.testElicitation(args.message, ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestElicitationSep1034DefaultsInput>>({
@@ -354,7 +362,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testElicitationSep1034Defaults' },
-      source: 'src/general-tools.ts:110:9',
+      source: 'src/general-tools.ts:127:9',
       invoke: (target, _args, ctx) => target.testElicitationSep1034Defaults(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestEmbeddedResourceInput>>({
@@ -365,7 +373,7 @@ export const taskManifest = defineTaskManifest({
       input: TestEmbeddedResourceInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testEmbeddedResource' },
-      source: 'src/general-tools.ts:61:9',
+      source: 'src/general-tools.ts:78:9',
       invoke: (target, _args, _ctx) => target.testEmbeddedResource(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestErrorHandlingInput>>({
@@ -376,7 +384,7 @@ export const taskManifest = defineTaskManifest({
       input: TestErrorHandlingInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testErrorHandling' },
-      source: 'src/general-tools.ts:93:9',
+      source: 'src/general-tools.ts:110:9',
       invoke: (target, _args, _ctx) => target.testErrorHandling(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestImageContentInput>>({
@@ -387,8 +395,90 @@ export const taskManifest = defineTaskManifest({
       input: TestImageContentInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testImageContent' },
-      source: 'src/general-tools.ts:49:9',
+      source: 'src/general-tools.ts:66:9',
       invoke: (target, _args, _ctx) => target.testImageContent(),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultElicitationInput>>({
+      name: 'test_input_required_result_elicitation',
+      description: 'Asks for your name, then greets you.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultElicitationInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'user_name',
+          message: 'What is your name?',
+          schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+          answer: z.object({ name: z.string() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultElicitation' },
+      source: 'src/general-tools.ts:174:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultElicitation(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultMultiRoundInput>>({
+      name: 'test_input_required_result_multi_round',
+      description: 'Asks for your name, then, in a second round, your favourite colour.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultMultiRoundInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'step1',
+          message: 'Step 1: What is your name?',
+          schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+          answer: z.object({ name: z.string() }),
+        },
+        {
+          name: 'step2',
+          message: 'Step 2: What is your favorite color?',
+          schema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
+          answer: z.object({ color: z.string() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultMultiRound' },
+      source: 'src/general-tools.ts:201:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultMultiRound(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultRequestStateInput>>({
+      name: 'test_input_required_result_request_state',
+      description: 'Runs a step, asks for a confirmation, then says whether the step came back through the\nrequest state: a step the retried call replays from the state does not run again, so a\nlost or ignored state shows as a step that ran twice.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultRequestStateInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'confirm',
+          message: 'Please confirm',
+          schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          answer: z.object({ ok: z.boolean() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultRequestState' },
+      source: 'src/general-tools.ts:186:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultRequestState(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultTamperedStateInput>>({
+      name: 'test_input_required_result_tampered_state',
+      description: 'Asks for a confirmation; the round\'s request state is sealed, so a changed one is refused.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultTamperedStateInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'confirm',
+          message: 'Please confirm',
+          schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          answer: z.object({ ok: z.boolean() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultTamperedState' },
+      source: 'src/general-tools.ts:211:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultTamperedState(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestLoggingToolInput>>({
       name: 'test_logging_tool',
@@ -398,7 +488,7 @@ export const taskManifest = defineTaskManifest({
       input: TestLoggingToolInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testLoggingTool' },
-      source: 'src/general-tools.ts:135:9',
+      source: 'src/general-tools.ts:152:9',
       invoke: (target, _args, ctx) => target.testLoggingTool(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestMultipleContentTypesInput>>({
@@ -409,7 +499,7 @@ export const taskManifest = defineTaskManifest({
       input: TestMultipleContentTypesInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testMultipleContentTypes' },
-      source: 'src/general-tools.ts:76:9',
+      source: 'src/general-tools.ts:93:9',
       invoke: (target, _args, _ctx) => target.testMultipleContentTypes(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestSimpleTextInput>>({
@@ -420,7 +510,7 @@ export const taskManifest = defineTaskManifest({
       input: TestSimpleTextInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testSimpleText' },
-      source: 'src/general-tools.ts:43:9',
+      source: 'src/general-tools.ts:60:9',
       invoke: (target, _args, _ctx) => target.testSimpleText(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestStreamingElicitationInput>>({
@@ -443,7 +533,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testStreamingElicitation' },
-      source: 'src/general-tools.ts:149:9',
+      source: 'src/general-tools.ts:166:9',
       invoke: (target, _args, ctx) => target.testStreamingElicitation(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestToolWithProgressInput>>({
@@ -454,7 +544,7 @@ export const taskManifest = defineTaskManifest({
       input: TestToolWithProgressInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testToolWithProgress' },
-      source: 'src/general-tools.ts:99:9',
+      source: 'src/general-tools.ts:116:9',
       invoke: (target, _args, ctx) => target.testToolWithProgress(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof TestToolWithTaskInput>>({

@@ -32,12 +32,14 @@ const TASK_SCENARIOS = [
 ];
 
 /**
- * The general server scenarios that apply to a server of tools (the README's conformance
- * section lists the others and why they do not apply).
+ * The general server scenarios (docs/guide/conformance.md says what each checks). The fixture
+ * lists the diagnostic tools they call; those are stateless (no task, nothing kept between
+ * calls but the sealed request state a 2026-07-28 call carries itself).
  */
 const GENERAL_SCENARIOS = [
   'server-initialize',
   'server-session-lifecycle',
+  'server-stateless',
   'ping',
   'tools-list',
   'tools-call-simple-text',
@@ -49,9 +51,19 @@ const GENERAL_SCENARIOS = [
   'tools-call-with-progress',
   'tools-call-elicitation',
   'elicitation-sep1034-defaults',
+  'json-schema-2020-12',
   'dns-rebinding-protection',
   'http-header-validation',
   'server-sse-multiple-streams',
+  'input-required-result-basic-elicitation',
+  'input-required-result-request-state',
+  'input-required-result-multi-round',
+  'input-required-result-missing-input-response',
+  'input-required-result-result-type',
+  'input-required-result-unsupported-methods',
+  'input-required-result-tampered-state',
+  'input-required-result-ignore-extra-params',
+  'input-required-result-validate-input',
 ];
 
 /**
@@ -60,6 +72,44 @@ const GENERAL_SCENARIOS = [
  * Our own tests cover what they will check (status push: test/e2e/status-push.test.ts).
  */
 const PLACEHOLDER_SCENARIOS = ['tasks-status-notifications'];
+
+/**
+ * Server scenarios of this release that test a feature this framework does not offer, each with
+ * the feature. A server without the feature cannot pass them: they call methods it does not
+ * serve (`-32601`) or ask the client for what it never asks. The test below pins the suite's
+ * list against these four lists, so a scenario added by a new release of the suite is noticed.
+ */
+const NOT_APPLICABLE: Record<string, string> = {
+  'logging-set-level': 'MCP logging (logging/setLevel, notifications/message): tool logs go to the server log only',
+  'tools-call-with-logging': 'MCP logging: the tool must send notifications/message',
+  'completion-complete': 'completions (completion/complete)',
+  'tools-call-sampling': 'sampling: the tool must ask the client for sampling/createMessage',
+  'elicitation-sep1330-enums':
+    'titled and multi-select enum forms; @NeedsInput answers are flat objects of primitives and string enums',
+  'server-sse-polling': 'SSE resumption (an event store, test_reconnection closing the stream mid-call)',
+  'resources-list': 'resources',
+  'resources-read-text': 'resources',
+  'resources-read-binary': 'resources',
+  'resources-templates-read': 'resource templates',
+  'resources-subscribe': 'resource subscriptions',
+  'resources-unsubscribe': 'resource subscriptions',
+  'sep-2164-resource-not-found': 'resources: its error for an unknown resource of a resources/read',
+  'sep-2640-skills-directory': 'the skills extension (resources)',
+  'sep-2640-skills-enumeration': 'the skills extension (resources)',
+  'sep-2640-skills-manifest': 'the skills extension (resources)',
+  'prompts-list': 'prompts',
+  'prompts-get-simple': 'prompts',
+  'prompts-get-with-args': 'prompts',
+  'prompts-get-embedded-resource': 'prompts',
+  'prompts-get-with-image': 'prompts',
+  caching: 'caching hints on prompts/list, resources/list, resources/templates/list and resources/read',
+  'http-custom-header-server-validation': 'x-mcp-header tool parameters mirrored in Mcp-Param-* headers',
+  'input-required-result-basic-sampling': 'sampling: a sampling/createMessage input request',
+  'input-required-result-basic-list-roots': 'roots: a roots/list input request',
+  'input-required-result-multiple-input-requests': 'sampling and roots input requests next to an elicitation',
+  'input-required-result-capability-check': 'sampling: a client that declares only sampling must be asked through it',
+  'input-required-result-non-tool-request': 'prompts: an input_required result of prompts/get',
+};
 
 let running: RunningServer;
 let outputs: string;
@@ -97,6 +147,23 @@ describe('official conformance scenarios', () => {
       ).toEqual([]);
     }, 60_000);
   }
+});
+
+describe('the scenario list of the pinned release', () => {
+  it('every server scenario is run, pinned as a placeholder, or listed as not applicable with its reason', async () => {
+    const { code, output } = await run(['list']);
+    expect(code, output).toBe(0);
+    const serverSection = output.slice(output.indexOf('Server scenarios'), output.indexOf('Client scenarios'));
+    const listed = [...serverSection.matchAll(/^\s*- (\S+)/gm)].map((match) => match[1]);
+    const accounted = [
+      ...TASK_SCENARIOS,
+      ...GENERAL_SCENARIOS,
+      ...PLACEHOLDER_SCENARIOS,
+      ...Object.keys(NOT_APPLICABLE),
+    ];
+    expect(listed.length).toBeGreaterThan(0);
+    expect([...listed].sort()).toEqual([...accounted].sort());
+  });
 });
 
 function run(args: string[]): Promise<{ code: number | null; output: string }> {

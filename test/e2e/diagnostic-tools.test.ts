@@ -150,6 +150,22 @@ describe('2026-07-28: a request stream carries the call and nothing else', () =>
   });
 });
 
+describe('2026-07-28: an unsupported protocol version', () => {
+  it('-32022 with HTTP 400, listing the supported versions and echoing the requested one', async () => {
+    const reply = await rpc2026(
+      running.url,
+      'server/discover',
+      { _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } },
+      { headers: { 'mcp-protocol-version': 'v999.0.0' } },
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.error).toMatchObject({
+      code: -32022,
+      data: { supported: expect.arrayContaining(['2026-07-28']), requested: 'v999.0.0' },
+    });
+  });
+});
+
 describe('json_schema_2020_12_tool: a schema written by hand', () => {
   it('is listed as written on both revisions', async () => {
     const reply = await rpc2026(running.url, 'tools/list');

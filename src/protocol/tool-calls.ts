@@ -9,7 +9,7 @@ import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskRecord } from '../engine/task.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
-import { pendingQuestion, type ToolRegistry } from '../tools/registry.js';
+import { type LogListener, pendingQuestion, type ToolRegistry } from '../tools/registry.js';
 import { isPlainObject, type Params, toolName } from './params.js';
 import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 
@@ -18,6 +18,8 @@ export interface CallContext {
   /** Aborted when the client cancels the request or disconnects. */
   readonly signal: AbortSignal;
   readonly onProgress?: (update: TaskProgress) => void;
+  /** Hears the `ctx.log` lines of an inline run (the host sends them to the client when it asked). */
+  readonly onLog?: LogListener;
   /**
    * The capabilities the client declared: on 2025-11-25 for its session, on 2026-07-28 in this
    * request's `_meta`. Absent where nothing was declared.
@@ -147,6 +149,7 @@ export class ToolCalls {
     const outcome = await this.registry.runInline(tool, args, {
       signal: ctx.signal,
       ...(ctx.onProgress && { onProgress: ctx.onProgress }),
+      ...(ctx.onLog && { onLog: ctx.onLog }),
       ...(ctx.ask && { ask: ctx.ask }),
       ...(ctx.step && { step: ctx.step }),
     });

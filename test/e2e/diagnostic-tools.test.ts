@@ -1,11 +1,12 @@
 /**
  * What the conformance fixture's diagnostic tools show of the server, checked with our own
  * requests next to the official scenarios (test/conformance): a tool that needs a client
- * capability the caller did not declare is refused (`-32021`, HTTP 400 on 2026-07-28), and a
- * 2026-07-28 request stream carries the call's own result only: no `notifications/message` for a
- * request without a log level, and a question as an `input_required` result, never as a request.
+ * capability the caller did not declare is refused (`-32021`, HTTP 400 on 2026-07-28); an inline
+ * call's `ctx.log` lines reach a client that asked for them; and a 2026-07-28 request stream
+ * carries the call's own result only: no `notifications/message` for a request without a log
+ * level, and a question as an `input_required` result, never as a request.
  */
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { app } from '../../examples/conformance-fixture/app.js';
 import { connectV1, type RunningServer, rpc2026, startServer, TASKS_EXTENSION } from './support.js';
@@ -119,6 +120,44 @@ describe('a tool that needs a client capability (requiresClientCapabilities)', (
       { capabilities: {} },
     );
     expect(reply.result).toMatchObject({ content: [{ type: 'text', text: 'Hello, x!' }] });
+  });
+});
+
+describe('ctx.log of an inline call reaches a client that asked for it', () => {
+  const logLevel = (level: string) => ({ 'io.modelcontextprotocol/logLevel': level });
+  const logged = (messages: Record<string, unknown>[]) =>
+    messages.filter((message) => message.method === 'notifications/message').map((message) => message.params);
+
+  it("2026-07-28: the request's log level is the threshold, and levels map to MCP names", async () => {
+    const all = await streamOf('test_logging_tool', {}, logLevel('debug'));
+    expect(logged(all.messages)).toEqual([
+      { level: 'debug', data: 'test_logging_tool: debug', logger: 'test_logging_tool' },
+      { level: 'info', data: 'test_logging_tool: info', logger: 'test_logging_tool' },
+      { level: 'warning', data: 'test_logging_tool: warn', logger: 'test_logging_tool' },
+      { level: 'error', data: 'test_logging_tool: error', logger: 'test_logging_tool' },
+    ]);
+    const some = await streamOf('test_logging_tool', {}, logLevel('warning'));
+    expect(logged(some.messages).map((params) => (params as { level: string }).level)).toEqual(['warning', 'error']);
+    // The call's result still comes last.
+    expect(some.messages.at(-1)).toMatchObject({ id: 7, result: { resultType: 'complete' } });
+  });
+
+  it("2025-11-25: the session's logging/setLevel is the threshold", async () => {
+    const client = await connectV1(running.url);
+    const heard: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      heard.push(notification.params);
+    });
+    try {
+      await client.setLoggingLevel('warning');
+      await client.callTool({ name: 'test_logging_tool', arguments: {} });
+      expect(heard).toEqual([
+        { level: 'warning', data: 'test_logging_tool: warn', logger: 'test_logging_tool' },
+        { level: 'error', data: 'test_logging_tool: error', logger: 'test_logging_tool' },
+      ]);
+    } finally {
+      await client.close();
+    }
   });
 });
 

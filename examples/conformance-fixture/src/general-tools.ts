@@ -50,7 +50,7 @@ export interface Ok {
 /**
  * Ordinary tools the general server scenarios of the conformance suite call (`tools-call-*`,
  * `server-stateless`): content of every kind, a tool error, progress, an elicitation on the call,
- * logging on the server, a question on a 2026-07-28 request stream, and the questions of the
+ * log lines for the client, a question on a 2026-07-28 request stream, and the questions of the
  * multi-round-trip scenarios (`input-required-result-*`), which 2026-07-28 asks as
  * `input_required` results of the call itself.
  */
@@ -144,9 +144,8 @@ export class GeneralTools {
   }
 
   /**
-   * Logs at every level, then answers. The lines go to the server's log only: a client hears
-   * of them on no stream (2026-07-28 sends `notifications/message` only to a request that set a
-   * log level, and this server offers no MCP logging at all).
+   * Logs at every level, then answers. The lines reach the client as `notifications/message`
+   * only when it asked: on 2026-07-28 a request without a log level in its `_meta` hears none.
    */
   @Tool()
   async testLoggingTool(ctx: TaskContext): Promise<string> {
@@ -155,6 +154,17 @@ export class GeneralTools {
     ctx.log.warn('test_logging_tool: warn');
     ctx.log.error('test_logging_tool: error');
     return 'Logged four lines on the server';
+  }
+
+  /** Logs three lines, 50 ms apart, while it works. */
+  @Tool()
+  async testToolWithLogging(ctx: TaskContext): Promise<string> {
+    ctx.log.info('Tool execution started');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    ctx.log.info('Tool processing data');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    ctx.log.info('Tool execution completed');
+    return 'Logging completed';
   }
 
   /**

@@ -60,6 +60,8 @@ export const TestSimpleTextInput = z.object({});
 
 export const TestStreamingElicitationInput = z.object({});
 
+export const TestToolWithLoggingInput = z.object({});
+
 export const TestToolWithProgressInput = z.object({});
 
 export const TestToolWithTaskInput = z.object({});
@@ -414,7 +416,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testInputRequiredResultElicitation' },
-      source: 'src/general-tools.ts:174:9',
+      source: 'src/general-tools.ts:184:9',
       invoke: (target, _args, ctx) => target.testInputRequiredResultElicitation(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultMultiRoundInput>>({
@@ -439,7 +441,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testInputRequiredResultMultiRound' },
-      source: 'src/general-tools.ts:201:9',
+      source: 'src/general-tools.ts:211:9',
       invoke: (target, _args, ctx) => target.testInputRequiredResultMultiRound(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultRequestStateInput>>({
@@ -458,7 +460,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testInputRequiredResultRequestState' },
-      source: 'src/general-tools.ts:186:9',
+      source: 'src/general-tools.ts:196:9',
       invoke: (target, _args, ctx) => target.testInputRequiredResultRequestState(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultTamperedStateInput>>({
@@ -477,18 +479,18 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testInputRequiredResultTamperedState' },
-      source: 'src/general-tools.ts:211:9',
+      source: 'src/general-tools.ts:221:9',
       invoke: (target, _args, ctx) => target.testInputRequiredResultTamperedState(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestLoggingToolInput>>({
       name: 'test_logging_tool',
-      description: 'Logs at every level, then answers. The lines go to the server\'s log only: a client hears\nof them on no stream (2026-07-28 sends `notifications/message` only to a request that set a\nlog level, and this server offers no MCP logging at all).',
+      description: 'Logs at every level, then answers. The lines reach the client as `notifications/message`\nonly when it asked: on 2026-07-28 a request without a log level in its `_meta` hears none.',
       taskSupport: 'forbidden',
       inputSchema: { type: 'object', properties: {} },
       input: TestLoggingToolInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testLoggingTool' },
-      source: 'src/general-tools.ts:152:9',
+      source: 'src/general-tools.ts:151:9',
       invoke: (target, _args, ctx) => target.testLoggingTool(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestMultipleContentTypesInput>>({
@@ -533,8 +535,19 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testStreamingElicitation' },
-      source: 'src/general-tools.ts:166:9',
+      source: 'src/general-tools.ts:176:9',
       invoke: (target, _args, ctx) => target.testStreamingElicitation(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestToolWithLoggingInput>>({
+      name: 'test_tool_with_logging',
+      description: 'Logs three lines, 50 ms apart, while it works.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestToolWithLoggingInput,
+      result: 'text',
+      target: { class: GeneralTools, method: 'testToolWithLogging' },
+      source: 'src/general-tools.ts:161:9',
+      invoke: (target, _args, ctx) => target.testToolWithLogging(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestToolWithProgressInput>>({
       name: 'test_tool_with_progress',

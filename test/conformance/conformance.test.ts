@@ -31,40 +31,50 @@ const TASK_SCENARIOS = [
   'tasks-mrtr-composition',
 ];
 
+/** The protocol revisions this server speaks that the suite has requirements for. */
+type Revision = '2025-11-25' | '2026-07-28';
+const BOTH: readonly Revision[] = ['2025-11-25', '2026-07-28'];
+const LEGACY: readonly Revision[] = ['2025-11-25'];
+const MODERN: readonly Revision[] = ['2026-07-28'];
+
 /**
- * The general server scenarios (docs/guide/conformance.md says what each checks). The fixture
- * lists the diagnostic tools they call; those are stateless (no task, nothing kept between
- * calls but the sealed request state a 2026-07-28 call carries itself).
+ * The general server scenarios, each run at every revision it applies to (the suite runs a
+ * scenario at one revision's wire: a stateful session for 2025-11-25, per-request `_meta` for
+ * 2026-07-28, so one run does not cover the other). docs/guide/conformance.md says what each
+ * checks. The diagnostic tools they call are stateless: no task, nothing kept between calls but
+ * the sealed request state a 2026-07-28 call carries itself.
  */
-const GENERAL_SCENARIOS = [
-  'server-initialize',
-  'server-session-lifecycle',
-  'server-stateless',
-  'ping',
-  'tools-list',
-  'tools-call-simple-text',
-  'tools-call-image',
-  'tools-call-audio',
-  'tools-call-embedded-resource',
-  'tools-call-mixed-content',
-  'tools-call-error',
-  'tools-call-with-progress',
-  'tools-call-elicitation',
-  'elicitation-sep1034-defaults',
-  'json-schema-2020-12',
-  'dns-rebinding-protection',
-  'http-header-validation',
-  'server-sse-multiple-streams',
-  'input-required-result-basic-elicitation',
-  'input-required-result-request-state',
-  'input-required-result-multi-round',
-  'input-required-result-missing-input-response',
-  'input-required-result-result-type',
-  'input-required-result-unsupported-methods',
-  'input-required-result-tampered-state',
-  'input-required-result-ignore-extra-params',
-  'input-required-result-validate-input',
-];
+const GENERAL_SCENARIOS: Record<string, readonly Revision[]> = {
+  'server-initialize': LEGACY,
+  'server-session-lifecycle': LEGACY,
+  'server-stateless': MODERN,
+  'logging-set-level': LEGACY,
+  ping: LEGACY,
+  'tools-list': BOTH,
+  'tools-call-simple-text': BOTH,
+  'tools-call-image': BOTH,
+  'tools-call-audio': BOTH,
+  'tools-call-embedded-resource': BOTH,
+  'tools-call-mixed-content': BOTH,
+  'tools-call-with-logging': LEGACY,
+  'tools-call-error': BOTH,
+  'tools-call-with-progress': BOTH,
+  'tools-call-elicitation': LEGACY,
+  'elicitation-sep1034-defaults': LEGACY,
+  'json-schema-2020-12': BOTH,
+  'dns-rebinding-protection': BOTH,
+  'http-header-validation': MODERN,
+  'server-sse-multiple-streams': BOTH,
+  'input-required-result-basic-elicitation': MODERN,
+  'input-required-result-request-state': MODERN,
+  'input-required-result-multi-round': MODERN,
+  'input-required-result-missing-input-response': MODERN,
+  'input-required-result-result-type': MODERN,
+  'input-required-result-unsupported-methods': MODERN,
+  'input-required-result-tampered-state': MODERN,
+  'input-required-result-ignore-extra-params': MODERN,
+  'input-required-result-validate-input': MODERN,
+};
 
 /**
  * Placeholders in this release of the suite: they report only SKIPPED, so they cannot pass. Each
@@ -80,8 +90,6 @@ const PLACEHOLDER_SCENARIOS = ['tasks-status-notifications'];
  * list against these four lists, so a scenario added by a new release of the suite is noticed.
  */
 const NOT_APPLICABLE: Record<string, string> = {
-  'logging-set-level': 'MCP logging (logging/setLevel, notifications/message): tool logs go to the server log only',
-  'tools-call-with-logging': 'MCP logging: the tool must send notifications/message',
   'completion-complete': 'completions (completion/complete)',
   'tools-call-sampling': 'sampling: the tool must ask the client for sampling/createMessage',
   'elicitation-sep1330-enums':
@@ -125,12 +133,20 @@ afterAll(async () => {
 });
 
 describe('official conformance scenarios', () => {
-  for (const scenario of [...TASK_SCENARIOS, ...GENERAL_SCENARIOS]) {
-    it(scenario, async () => {
-      const out = path.join(outputs, scenario);
-      const { code, output } = await run(['server', '--url', running.url, '--scenario', scenario, '-o', out]);
+  const runs = [
+    ...TASK_SCENARIOS.map((scenario) => ({ scenario, revision: undefined })),
+    ...Object.entries(GENERAL_SCENARIOS).flatMap(([scenario, revisions]) =>
+      revisions.map((revision) => ({ scenario, revision })),
+    ),
+  ];
+  for (const { scenario, revision } of runs) {
+    const label = revision ? `${scenario} @ ${revision}` : scenario;
+    it(label, async () => {
+      const out = path.join(outputs, revision ? `${scenario}-${revision}` : scenario);
+      const args = ['server', '--url', running.url, '--scenario', scenario, '-o', out];
+      const { code, output } = await run(revision ? [...args, '--spec-version', revision] : args);
       const checks = await readChecks(out);
-      expect(scenarioProblems(checks), `${scenario}:\n${output}`).toEqual([]);
+      expect(scenarioProblems(checks), `${label}:\n${output}`).toEqual([]);
       expect(code, output).toBe(0);
     }, 60_000);
   }
@@ -150,19 +166,25 @@ describe('official conformance scenarios', () => {
 });
 
 describe('the scenario list of the pinned release', () => {
-  it('every server scenario is run, pinned as a placeholder, or listed as not applicable with its reason', async () => {
+  it('every server scenario is run at each revision it applies to, pinned as a placeholder, or not applicable with its reason', async () => {
     const { code, output } = await run(['list']);
     expect(code, output).toBe(0);
     const serverSection = output.slice(output.indexOf('Server scenarios'), output.indexOf('Client scenarios'));
-    const listed = [...serverSection.matchAll(/^\s*- (\S+)/gm)].map((match) => match[1]);
+    const listed = new Map(
+      [...serverSection.matchAll(/^\s*- (\S+) \[([^\]]*)\]/gm)].map((match) => [match[1], match[2]?.split(',') ?? []]),
+    );
+    expect(listed.size).toBeGreaterThan(0);
     const accounted = [
       ...TASK_SCENARIOS,
-      ...GENERAL_SCENARIOS,
+      ...Object.keys(GENERAL_SCENARIOS),
       ...PLACEHOLDER_SCENARIOS,
       ...Object.keys(NOT_APPLICABLE),
     ];
-    expect(listed.length).toBeGreaterThan(0);
-    expect([...listed].sort()).toEqual([...accounted].sort());
+    expect([...listed.keys()].sort()).toEqual([...accounted].sort());
+    for (const [scenario, revisions] of Object.entries(GENERAL_SCENARIOS)) {
+      const applies = BOTH.filter((revision) => listed.get(scenario)?.includes(revision));
+      expect(revisions, scenario).toEqual(applies);
+    }
   });
 });
 

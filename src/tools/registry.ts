@@ -311,10 +311,6 @@ export class ToolRegistry implements TaskExecutor {
   }
 }
 
-/**
- * A manifest entry whose method lost its mark means the source changed (or another decorator
- * wrapped the method) after `mcp-taskgen` last ran: refuse to serve a stale contract.
- */
 /** A logger that writes to `log` and tells `listener` of each line. */
 function teeLogger(log: Logger, listener: LogListener, tool: string): Logger {
   const tee =
@@ -326,6 +322,10 @@ function teeLogger(log: Logger, listener: LogListener, tool: string): Logger {
   return { debug: tee('debug'), info: tee('info'), warn: tee('warn'), error: tee('error') };
 }
 
+/**
+ * A manifest entry whose method lost its mark means the source changed (or another decorator
+ * wrapped the method) after `mcp-taskgen` last ran: refuse to serve a stale contract.
+ */
 function assertStillMarked(tool: TaskToolDefinition): void {
   const method: unknown = (tool.target.class.prototype as Record<string, unknown>)[tool.target.method];
   const mark = getMethodMark(method);

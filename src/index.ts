@@ -63,6 +63,7 @@ export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
 export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
 export type {
   AnyClass,
+  ClientCapabilityName,
   JsonSchema,
   QuestionDefinition,
   ResultShape,

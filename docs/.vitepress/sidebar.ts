@@ -35,6 +35,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Clients', link: '/guide/clients' },
       { text: 'Protocol mapping', link: '/guide/protocol-mapping' },
+      { text: 'Conformance', link: '/guide/conformance' },
       { text: 'Traceability', link: '/traceability' },
     ],
   },

@@ -32,6 +32,7 @@ import {
 } from '../protocol/tasks-2026.js';
 import type { CallContext } from '../protocol/tool-calls.js';
 import type { TaskProgress } from '../tools/context.js';
+import type { LogListener } from '../tools/registry.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { PrincipalSlots } from './principal-slots.js';
 import { type RateLimits, rateKindOf } from './rate-limits.js';
@@ -132,8 +133,13 @@ const CursorParams = { params: z.looseObject({ cursor: z.string().optional() }).
 export function createProtocolServer(deps: ProtocolServerDeps, options: ProtocolServerOptions): Server {
   // Workaround 5: capabilities per revision. A 2025 `initialize` must not show `extensions`, and a
   // 2026 `server/discover` must not show `tasks` (the SDK strips the latter, not the former).
-  const capabilities =
-    options.revision === '2025-11-25' ? serverCapabilities2025({ list: options.listTasks }) : serverCapabilities2026();
+  // `logging`: an inline call's `ctx.log` lines reach a client that asked for them (see logForwarder).
+  const capabilities = {
+    ...(options.revision === '2025-11-25'
+      ? serverCapabilities2025({ list: options.listTasks })
+      : serverCapabilities2026()),
+    logging: {},
+  };
   const codec = deps.requestStateCodec;
   const server = new TaskProtocolServer(
     { ...deps.serverInfo },
@@ -157,16 +163,21 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       }),
     };
   };
+  // 2025-11-25 clients declare their capabilities once for the session; 2026-07-28 clients on each request.
+  const declaredCapabilities = (ctx: ServerContext): unknown =>
+    options.revision === '2025-11-25'
+      ? server.getClientCapabilities()
+      : (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
   const callContext = async (ctx: ServerContext): Promise<CallContext> => ({
     caller: await caller(ctx),
     signal: ctx.mcpReq.signal,
     onProgress: progressForwarder(ctx),
+    onLog: logForwarder(ctx),
+    clientCapabilities: declaredCapabilities(ctx),
   });
   const modernContext = async (ctx: ServerContext): Promise<Tasks2026CallContext> => ({
     ...(await callContext(ctx)),
-    tasksExtension: declaresTasksExtension(
-      (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
-    ),
+    tasksExtension: declaresTasksExtension(declaredCapabilities(ctx)),
     ...(ctx.mcpReq.inputResponses && { inputResponses: ctx.mcpReq.inputResponses }),
     ...(codec && {
       requestState: await verifiedRequestState(codec, ctx),
@@ -425,6 +436,23 @@ async function verifiedRequestState(
 function waitSignal(ctx: ServerContext): AbortSignal {
   const hangup = ctx.http?.req?.signal;
   return hangup ? AbortSignal.any([ctx.mcpReq.signal, hangup]) : ctx.mcpReq.signal;
+}
+
+/** `ctx.log` levels as MCP logging levels. */
+const MCP_LOG_LEVEL = { debug: 'debug', info: 'info', warn: 'warning', error: 'error' } as const;
+
+/**
+ * Sends the `ctx.log` lines of an inline call as `notifications/message` on the call's own
+ * stream, through the SDK, which applies the client's threshold: on 2025-11-25 the session's
+ * `logging/setLevel`; on 2026-07-28 the request's `_meta` log level, and nothing at all for a
+ * request that set none.
+ */
+function logForwarder(ctx: ServerContext): LogListener {
+  return (level, message, data, tool) => {
+    void ctx.mcpReq
+      .log(MCP_LOG_LEVEL[level], data === undefined ? message : { message, ...data }, tool)
+      .catch(() => {});
+  };
 }
 
 /** Forwards `ctx.progress` of an inline call as `notifications/progress`, when the client asked. */

@@ -107,6 +107,7 @@ export class Sep1686Dialect {
     ctx: Sep1686CallContext,
   ): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
+    this.calls.checkClientCapabilities(tool, ctx.clientCapabilities);
     // A tool that never runs as a task is processed normally, as a receiver without tasks would.
     if (tool.taskSupport === 'forbidden') return this.calls.runInline(tool, args, ctx);
     let record: TaskRecord;

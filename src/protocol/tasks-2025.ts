@@ -69,6 +69,7 @@ export class Tasks2025Dialect {
   /** `tools/call`, with or without `params.task` (docs/design/protocol-rules.md §4.2, §4.3). */
   async callTool(params: Params, ctx: CallContext): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
+    this.calls.checkClientCapabilities(tool, ctx.clientCapabilities);
     const task = params?.task;
     const wantsTask = task !== undefined && task !== null;
     if (wantsTask && tool.taskSupport === 'forbidden') {

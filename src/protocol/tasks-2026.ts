@@ -105,6 +105,7 @@ export class Tasks2026Dialect {
    */
   async callTool(params: Params, ctx: Tasks2026CallContext): Promise<Record<string, unknown>> {
     const { tool, args } = this.calls.resolve(params);
+    this.calls.checkClientCapabilities(tool, ctx.clientCapabilities);
     if (tool.taskSupport === 'required' && !ctx.tasksExtension) throw missingTasksExtension(`tool ${tool.name}`);
     if (tool.taskSupport === 'forbidden' || !ctx.tasksExtension) {
       // Inline questions travel as multi-round-trip requests: the client retries with answers,

@@ -9,8 +9,8 @@ import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskRecord } from '../engine/task.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
-import { pendingQuestion, type ToolRegistry } from '../tools/registry.js';
-import { type Params, toolName } from './params.js';
+import { type LogListener, pendingQuestion, type ToolRegistry } from '../tools/registry.js';
+import { isPlainObject, type Params, toolName } from './params.js';
 import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
 
 export interface CallContext {
@@ -18,6 +18,13 @@ export interface CallContext {
   /** Aborted when the client cancels the request or disconnects. */
   readonly signal: AbortSignal;
   readonly onProgress?: (update: TaskProgress) => void;
+  /** Hears the `ctx.log` lines of an inline run (the host sends them to the client when it asked). */
+  readonly onLog?: LogListener;
+  /**
+   * The capabilities the client declared: on 2025-11-25 for its session, on 2026-07-28 in this
+   * request's `_meta`. Absent where nothing was declared.
+   */
+  readonly clientCapabilities?: unknown;
   /** How an inline run asks its caller (2025-11-25: an elicitation on the request's stream). */
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
 }
@@ -84,6 +91,22 @@ export class ToolCalls {
     return { tool, args: JSON.parse(json) };
   }
 
+  /**
+   * Refuses the call when the tool needs a client capability the caller did not declare
+   * (`-32021`, `data.requiredCapabilities` naming each missing one as in `ClientCapabilities`).
+   */
+  checkClientCapabilities(tool: TaskToolDefinition, declared: unknown): void {
+    const missing = (tool.requiresClientCapabilities ?? []).filter(
+      (name) => !isPlainObject(declared) || declared[name] === undefined || declared[name] === null,
+    );
+    if (missing.length === 0) return;
+    throw new RpcError(
+      ErrorCode.MissingRequiredClientCapability,
+      `Missing required client capability: tool ${tool.name} needs ${missing.map((name) => `'${name}'`).join(', ')}, which the client did not declare`,
+      { requiredCapabilities: Object.fromEntries(missing.map((name) => [name, {}])) },
+    );
+  }
+
   /** Refuses the whole request if any answer in it is bigger than `maxAnswerBytes`. */
   private checkAnswerSizes(answers: Readonly<Record<string, unknown>>): void {
     for (const [key, answer] of Object.entries(answers)) {
@@ -126,6 +149,7 @@ export class ToolCalls {
     const outcome = await this.registry.runInline(tool, args, {
       signal: ctx.signal,
       ...(ctx.onProgress && { onProgress: ctx.onProgress }),
+      ...(ctx.onLog && { onLog: ctx.onLog }),
       ...(ctx.ask && { ask: ctx.ask }),
       ...(ctx.step && { step: ctx.step }),
     });

@@ -26,6 +26,9 @@ export type ResultShape =
 
 export type TaskSupport = 'forbidden' | 'optional' | 'required';
 
+/** A capability a client declares for what it can do on the server's behalf. */
+export type ClientCapabilityName = 'elicitation' | 'roots' | 'sampling';
+
 // biome-ignore lint/suspicious/noExplicitAny: a class of any constructor signature.
 export type AnyClass<T = unknown> = abstract new (...args: any[]) => T;
 
@@ -49,6 +52,13 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   readonly ttlMs?: number | null;
   readonly pollIntervalMs?: number;
   readonly concurrency?: number;
+  /**
+   * Client capabilities the tool cannot run without. A call from a client that did not declare
+   * each of them is refused before anything runs (`-32021`, naming the missing ones), since a
+   * server must not rely on a capability the client did not declare. Written by hand; the
+   * generator emits none.
+   */
+  readonly requiresClientCapabilities?: readonly ClientCapabilityName[];
   readonly inputSchema: JsonSchema;
   readonly outputSchema?: JsonSchema;
   /** Validates and converts `arguments` into what `invoke` takes. */

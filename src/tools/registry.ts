@@ -53,7 +53,19 @@ export interface InlineRun {
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
   /** How this call keeps `ctx.step` results across its rounds, when it has more than one. */
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  /** Hears each `ctx.log` line of this call besides the server's log (the caller's client may want them). */
+  readonly onLog?: LogListener;
 }
+
+/** Hears a line a method logged through `ctx.log`, with the name of the tool that logged it. */
+export type LogListener = (
+  level: LogLineLevel,
+  message: string,
+  data: Record<string, unknown> | undefined,
+  tool: string,
+) => void;
+
+export type LogLineLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** What one run of a method can do besides computing: the part a runtime or a call provides. */
 interface RunControl {
@@ -62,6 +74,7 @@ interface RunControl {
   progress(update: string | TaskProgress): void;
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  readonly onLog?: LogListener;
   /** Hears what a failing method threw, and a result that does not match its declared type. */
   readonly onThrown?: (error: unknown) => void;
   readonly onOutputMismatch?: (detail: string) => void;
@@ -236,6 +249,7 @@ export class ToolRegistry implements TaskExecutor {
       progress: (update) => run.onProgress?.(typeof update === 'string' ? { message: update } : update),
       ...(run.ask && { ask: run.ask }),
       ...(run.step && { step: run.step }),
+      ...(run.onLog && { onLog: run.onLog }),
     });
   }
 
@@ -270,7 +284,7 @@ export class ToolRegistry implements TaskExecutor {
       taskId,
       signal,
       progress,
-      log,
+      log: control.onLog ? teeLogger(log, control.onLog, tool.name) : log,
       input: questionAsker(tool, control),
       step: (name, work) => (control.step ? control.step(name, async () => work()) : Promise.resolve(work())),
     };
@@ -295,6 +309,17 @@ export class ToolRegistry implements TaskExecutor {
       return { kind: 'result', result, isError: true };
     }
   }
+}
+
+/** A logger that writes to `log` and tells `listener` of each line. */
+function teeLogger(log: Logger, listener: LogListener, tool: string): Logger {
+  const tee =
+    (level: LogLineLevel) =>
+    (message: string, data?: Record<string, unknown>): void => {
+      log[level](message, data);
+      listener(level, message, data, tool);
+    };
+  return { debug: tee('debug'), info: tee('info'), warn: tee('warn'), error: tee('error') };
 }
 
 /**

@@ -31,28 +31,50 @@ const TASK_SCENARIOS = [
   'tasks-mrtr-composition',
 ];
 
+/** The protocol revisions this server speaks that the suite has requirements for. */
+type Revision = '2025-11-25' | '2026-07-28';
+const BOTH: readonly Revision[] = ['2025-11-25', '2026-07-28'];
+const LEGACY: readonly Revision[] = ['2025-11-25'];
+const MODERN: readonly Revision[] = ['2026-07-28'];
+
 /**
- * The general server scenarios that apply to a server of tools (the README's conformance
- * section lists the others and why they do not apply).
+ * The general server scenarios, each run at every revision it applies to (the suite runs a
+ * scenario at one revision's wire: a stateful session for 2025-11-25, per-request `_meta` for
+ * 2026-07-28, so one run does not cover the other). docs/guide/conformance.md says what each
+ * checks. The diagnostic tools they call are stateless: no task, nothing kept between calls but
+ * the sealed request state a 2026-07-28 call carries itself.
  */
-const GENERAL_SCENARIOS = [
-  'server-initialize',
-  'server-session-lifecycle',
-  'ping',
-  'tools-list',
-  'tools-call-simple-text',
-  'tools-call-image',
-  'tools-call-audio',
-  'tools-call-embedded-resource',
-  'tools-call-mixed-content',
-  'tools-call-error',
-  'tools-call-with-progress',
-  'tools-call-elicitation',
-  'elicitation-sep1034-defaults',
-  'dns-rebinding-protection',
-  'http-header-validation',
-  'server-sse-multiple-streams',
-];
+const GENERAL_SCENARIOS: Record<string, readonly Revision[]> = {
+  'server-initialize': LEGACY,
+  'server-session-lifecycle': LEGACY,
+  'server-stateless': MODERN,
+  'logging-set-level': LEGACY,
+  ping: LEGACY,
+  'tools-list': BOTH,
+  'tools-call-simple-text': BOTH,
+  'tools-call-image': BOTH,
+  'tools-call-audio': BOTH,
+  'tools-call-embedded-resource': BOTH,
+  'tools-call-mixed-content': BOTH,
+  'tools-call-with-logging': LEGACY,
+  'tools-call-error': BOTH,
+  'tools-call-with-progress': BOTH,
+  'tools-call-elicitation': LEGACY,
+  'elicitation-sep1034-defaults': LEGACY,
+  'json-schema-2020-12': BOTH,
+  'dns-rebinding-protection': BOTH,
+  'http-header-validation': MODERN,
+  'server-sse-multiple-streams': BOTH,
+  'input-required-result-basic-elicitation': MODERN,
+  'input-required-result-request-state': MODERN,
+  'input-required-result-multi-round': MODERN,
+  'input-required-result-missing-input-response': MODERN,
+  'input-required-result-result-type': MODERN,
+  'input-required-result-unsupported-methods': MODERN,
+  'input-required-result-tampered-state': MODERN,
+  'input-required-result-ignore-extra-params': MODERN,
+  'input-required-result-validate-input': MODERN,
+};
 
 /**
  * Placeholders in this release of the suite: they report only SKIPPED, so they cannot pass. Each
@@ -60,6 +82,42 @@ const GENERAL_SCENARIOS = [
  * Our own tests cover what they will check (status push: test/e2e/status-push.test.ts).
  */
 const PLACEHOLDER_SCENARIOS = ['tasks-status-notifications'];
+
+/**
+ * Server scenarios of this release that test a feature this framework does not offer, each with
+ * the feature. A server without the feature cannot pass them: they call methods it does not
+ * serve (`-32601`) or ask the client for what it never asks. The test below pins the suite's
+ * list against these four lists, so a scenario added by a new release of the suite is noticed.
+ */
+const NOT_APPLICABLE: Record<string, string> = {
+  'completion-complete': 'completions (completion/complete)',
+  'tools-call-sampling': 'sampling: the tool must ask the client for sampling/createMessage',
+  'elicitation-sep1330-enums':
+    'titled and multi-select enum forms; @NeedsInput answers are flat objects of primitives and string enums',
+  'server-sse-polling': 'SSE resumption (an event store, test_reconnection closing the stream mid-call)',
+  'resources-list': 'resources',
+  'resources-read-text': 'resources',
+  'resources-read-binary': 'resources',
+  'resources-templates-read': 'resource templates',
+  'resources-subscribe': 'resource subscriptions',
+  'resources-unsubscribe': 'resource subscriptions',
+  'sep-2164-resource-not-found': 'resources: its error for an unknown resource of a resources/read',
+  'sep-2640-skills-directory': 'the skills extension (resources)',
+  'sep-2640-skills-enumeration': 'the skills extension (resources)',
+  'sep-2640-skills-manifest': 'the skills extension (resources)',
+  'prompts-list': 'prompts',
+  'prompts-get-simple': 'prompts',
+  'prompts-get-with-args': 'prompts',
+  'prompts-get-embedded-resource': 'prompts',
+  'prompts-get-with-image': 'prompts',
+  caching: 'caching hints on prompts/list, resources/list, resources/templates/list and resources/read',
+  'http-custom-header-server-validation': 'x-mcp-header tool parameters mirrored in Mcp-Param-* headers',
+  'input-required-result-basic-sampling': 'sampling: a sampling/createMessage input request',
+  'input-required-result-basic-list-roots': 'roots: a roots/list input request',
+  'input-required-result-multiple-input-requests': 'sampling and roots input requests next to an elicitation',
+  'input-required-result-capability-check': 'sampling: a client that declares only sampling must be asked through it',
+  'input-required-result-non-tool-request': 'prompts: an input_required result of prompts/get',
+};
 
 let running: RunningServer;
 let outputs: string;
@@ -75,12 +133,20 @@ afterAll(async () => {
 });
 
 describe('official conformance scenarios', () => {
-  for (const scenario of [...TASK_SCENARIOS, ...GENERAL_SCENARIOS]) {
-    it(scenario, async () => {
-      const out = path.join(outputs, scenario);
-      const { code, output } = await run(['server', '--url', running.url, '--scenario', scenario, '-o', out]);
+  const runs = [
+    ...TASK_SCENARIOS.map((scenario) => ({ scenario, revision: undefined })),
+    ...Object.entries(GENERAL_SCENARIOS).flatMap(([scenario, revisions]) =>
+      revisions.map((revision) => ({ scenario, revision })),
+    ),
+  ];
+  for (const { scenario, revision } of runs) {
+    const label = revision ? `${scenario} @ ${revision}` : scenario;
+    it(label, async () => {
+      const out = path.join(outputs, revision ? `${scenario}-${revision}` : scenario);
+      const args = ['server', '--url', running.url, '--scenario', scenario, '-o', out];
+      const { code, output } = await run(revision ? [...args, '--spec-version', revision] : args);
       const checks = await readChecks(out);
-      expect(scenarioProblems(checks), `${scenario}:\n${output}`).toEqual([]);
+      expect(scenarioProblems(checks), `${label}:\n${output}`).toEqual([]);
       expect(code, output).toBe(0);
     }, 60_000);
   }
@@ -97,6 +163,29 @@ describe('official conformance scenarios', () => {
       ).toEqual([]);
     }, 60_000);
   }
+});
+
+describe('the scenario list of the pinned release', () => {
+  it('every server scenario is run at each revision it applies to, pinned as a placeholder, or not applicable with its reason', async () => {
+    const { code, output } = await run(['list']);
+    expect(code, output).toBe(0);
+    const serverSection = output.slice(output.indexOf('Server scenarios'), output.indexOf('Client scenarios'));
+    const listed = new Map(
+      [...serverSection.matchAll(/^\s*- (\S+) \[([^\]]*)\]/gm)].map((match) => [match[1], match[2]?.split(',') ?? []]),
+    );
+    expect(listed.size).toBeGreaterThan(0);
+    const accounted = [
+      ...TASK_SCENARIOS,
+      ...Object.keys(GENERAL_SCENARIOS),
+      ...PLACEHOLDER_SCENARIOS,
+      ...Object.keys(NOT_APPLICABLE),
+    ];
+    expect([...listed.keys()].sort()).toEqual([...accounted].sort());
+    for (const [scenario, revisions] of Object.entries(GENERAL_SCENARIOS)) {
+      const applies = BOTH.filter((revision) => listed.get(scenario)?.includes(revision));
+      expect(revisions, scenario).toEqual(applies);
+    }
+  });
 });
 
 function run(args: string[]): Promise<{ code: number | null; output: string }> {

@@ -44,9 +44,23 @@ export const TestErrorHandlingInput = z.object({});
 
 export const TestImageContentInput = z.object({});
 
+export const TestInputRequiredResultElicitationInput = z.object({});
+
+export const TestInputRequiredResultMultiRoundInput = z.object({});
+
+export const TestInputRequiredResultRequestStateInput = z.object({});
+
+export const TestInputRequiredResultTamperedStateInput = z.object({});
+
+export const TestLoggingToolInput = z.object({});
+
 export const TestMultipleContentTypesInput = z.object({});
 
 export const TestSimpleTextInput = z.object({});
+
+export const TestStreamingElicitationInput = z.object({});
+
+export const TestToolWithLoggingInput = z.object({});
 
 export const TestToolWithProgressInput = z.object({});
 
@@ -286,7 +300,7 @@ export const taskManifest = defineTaskManifest({
       input: TestAudioContentInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testAudioContent' },
-      source: 'src/general-tools.ts:48:9',
+      source: 'src/general-tools.ts:72:9',
       invoke: (target, _args, _ctx) => target.testAudioContent(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestElicitationInput>>({
@@ -316,7 +330,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testElicitation' },
-      source: 'src/general-tools.ts:115:9',
+      source: 'src/general-tools.ts:139:9',
       invoke: (target, args, ctx) => target.testElicitation(args.message, ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestElicitationSep1034DefaultsInput>>({
@@ -350,7 +364,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: GeneralTools, method: 'testElicitationSep1034Defaults' },
-      source: 'src/general-tools.ts:103:9',
+      source: 'src/general-tools.ts:127:9',
       invoke: (target, _args, ctx) => target.testElicitationSep1034Defaults(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestEmbeddedResourceInput>>({
@@ -361,7 +375,7 @@ export const taskManifest = defineTaskManifest({
       input: TestEmbeddedResourceInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testEmbeddedResource' },
-      source: 'src/general-tools.ts:54:9',
+      source: 'src/general-tools.ts:78:9',
       invoke: (target, _args, _ctx) => target.testEmbeddedResource(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestErrorHandlingInput>>({
@@ -372,7 +386,7 @@ export const taskManifest = defineTaskManifest({
       input: TestErrorHandlingInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testErrorHandling' },
-      source: 'src/general-tools.ts:86:9',
+      source: 'src/general-tools.ts:110:9',
       invoke: (target, _args, _ctx) => target.testErrorHandling(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestImageContentInput>>({
@@ -383,8 +397,101 @@ export const taskManifest = defineTaskManifest({
       input: TestImageContentInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testImageContent' },
-      source: 'src/general-tools.ts:42:9',
+      source: 'src/general-tools.ts:66:9',
       invoke: (target, _args, _ctx) => target.testImageContent(),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultElicitationInput>>({
+      name: 'test_input_required_result_elicitation',
+      description: 'Asks for your name, then greets you.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultElicitationInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'user_name',
+          message: 'What is your name?',
+          schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+          answer: z.object({ name: z.string() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultElicitation' },
+      source: 'src/general-tools.ts:184:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultElicitation(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultMultiRoundInput>>({
+      name: 'test_input_required_result_multi_round',
+      description: 'Asks for your name, then, in a second round, your favourite colour.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultMultiRoundInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'step1',
+          message: 'Step 1: What is your name?',
+          schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+          answer: z.object({ name: z.string() }),
+        },
+        {
+          name: 'step2',
+          message: 'Step 2: What is your favorite color?',
+          schema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
+          answer: z.object({ color: z.string() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultMultiRound' },
+      source: 'src/general-tools.ts:211:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultMultiRound(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultRequestStateInput>>({
+      name: 'test_input_required_result_request_state',
+      description: 'Runs a step, asks for a confirmation, then says whether the step came back through the\nrequest state: a step the retried call replays from the state does not run again, so a\nlost or ignored state shows as a step that ran twice.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultRequestStateInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'confirm',
+          message: 'Please confirm',
+          schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          answer: z.object({ ok: z.boolean() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultRequestState' },
+      source: 'src/general-tools.ts:196:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultRequestState(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestInputRequiredResultTamperedStateInput>>({
+      name: 'test_input_required_result_tampered_state',
+      description: 'Asks for a confirmation; the round\'s request state is sealed, so a changed one is refused.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestInputRequiredResultTamperedStateInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'confirm',
+          message: 'Please confirm',
+          schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          answer: z.object({ ok: z.boolean() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testInputRequiredResultTamperedState' },
+      source: 'src/general-tools.ts:221:9',
+      invoke: (target, _args, ctx) => target.testInputRequiredResultTamperedState(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestLoggingToolInput>>({
+      name: 'test_logging_tool',
+      description: 'Logs at every level, then answers. The lines reach the client as `notifications/message`\nonly when it asked: on 2026-07-28 a request without a log level in its `_meta` hears none.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestLoggingToolInput,
+      result: 'text',
+      target: { class: GeneralTools, method: 'testLoggingTool' },
+      source: 'src/general-tools.ts:151:9',
+      invoke: (target, _args, ctx) => target.testLoggingTool(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestMultipleContentTypesInput>>({
       name: 'test_multiple_content_types',
@@ -394,7 +501,7 @@ export const taskManifest = defineTaskManifest({
       input: TestMultipleContentTypesInput,
       result: 'content',
       target: { class: GeneralTools, method: 'testMultipleContentTypes' },
-      source: 'src/general-tools.ts:69:9',
+      source: 'src/general-tools.ts:93:9',
       invoke: (target, _args, _ctx) => target.testMultipleContentTypes(),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestSimpleTextInput>>({
@@ -405,8 +512,42 @@ export const taskManifest = defineTaskManifest({
       input: TestSimpleTextInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testSimpleText' },
-      source: 'src/general-tools.ts:36:9',
+      source: 'src/general-tools.ts:60:9',
       invoke: (target, _args, _ctx) => target.testSimpleText(),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestStreamingElicitationInput>>({
+      name: 'test_streaming_elicitation',
+      description: 'Asks the caller to confirm, on the call itself. On 2026-07-28 the question comes back as\nthe call\'s `input_required` result, never as a request of its own on the request\'s stream.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestStreamingElicitationInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'confirmation',
+          message: 'Go on?',
+          schema: {
+            type: 'object',
+            properties: { confirmed: { type: 'boolean', description: 'Go on?' } },
+            required: ['confirmed'],
+          },
+          answer: z.object({ confirmed: z.boolean() }),
+        },
+      ],
+      target: { class: GeneralTools, method: 'testStreamingElicitation' },
+      source: 'src/general-tools.ts:176:9',
+      invoke: (target, _args, ctx) => target.testStreamingElicitation(ctx),
+    }),
+    defineTaskTool<GeneralTools, z.output<typeof TestToolWithLoggingInput>>({
+      name: 'test_tool_with_logging',
+      description: 'Logs three lines, 50 ms apart, while it works.',
+      taskSupport: 'forbidden',
+      inputSchema: { type: 'object', properties: {} },
+      input: TestToolWithLoggingInput,
+      result: 'text',
+      target: { class: GeneralTools, method: 'testToolWithLogging' },
+      source: 'src/general-tools.ts:161:9',
+      invoke: (target, _args, ctx) => target.testToolWithLogging(ctx),
     }),
     defineTaskTool<GeneralTools, z.output<typeof TestToolWithProgressInput>>({
       name: 'test_tool_with_progress',
@@ -416,7 +557,7 @@ export const taskManifest = defineTaskManifest({
       input: TestToolWithProgressInput,
       result: 'text',
       target: { class: GeneralTools, method: 'testToolWithProgress' },
-      source: 'src/general-tools.ts:92:9',
+      source: 'src/general-tools.ts:116:9',
       invoke: (target, _args, ctx) => target.testToolWithProgress(ctx),
     }),
     defineTaskTool<FixtureTools, z.output<typeof TestToolWithTaskInput>>({

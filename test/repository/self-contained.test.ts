@@ -69,6 +69,7 @@ describe('the repository is self-contained', () => {
       'examples',
       'conformance',
       'scaffold',
+      'package',
     ];
     const folders = layers.flatMap((layer) => {
       const script = scripts[`test:${layer}`] ?? '';

@@ -12,6 +12,7 @@
  *   ts-morph or TypeScript (the generator's), no pino-pretty (terminal output only), no
  *   commander, @clack/prompts or cli-progress (`mcp-task`'s). A control builds a BullMQ runtime
  *   in the same kind of process and must see bullmq and ioredis, so the record can see them.
+ *   Importing `mcp-task-server/client` and `mcp-task-server/testing` loads none of them either.
  *
  * Network: the npm registry only, and `--prefer-offline` lets npm's cache answer.
  */
@@ -166,6 +167,13 @@ describe('mcp-task-server installed with production dependencies only', () => {
       expect(loaded.filter((name) => NOT_LOADED.includes(name))).toEqual([]);
     }, 60_000);
   });
+
+  it('the client and test-kit entries load none of them either', async () => {
+    const entries = recorded('entries.mjs');
+    const loaded = JSON.parse((await waitFor(entries, /loaded: (\[.*\])\n/, 30_000))[1] as string) as string[];
+    expect(loaded).toEqual(expect.arrayContaining(['@modelcontextprotocol/client', 'zod']));
+    expect(loaded.filter((name) => NOT_LOADED.includes(name))).toEqual([]);
+  }, 60_000);
 
   it('control: building a BullMQ runtime loads bullmq and ioredis, and the record sees them', async () => {
     const control = recorded('bullmq-control.mjs');

@@ -6,6 +6,8 @@
  * the app when its factory is passed.
  */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type * as Ioredis from 'ioredis';
 import {
   type CallOptions,
   connectTaskClient,
@@ -16,7 +18,6 @@ import {
 } from '../client/index.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import { createTaskServer, type TaskServer } from '../host/task-server.js';
-import { ioredisLibrary } from '../runtime/bullmq/libraries.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { silentLogger } from '../tools/logger.js';
 import { type ScriptedAnswers, scriptedAnswer } from './answers.js';
@@ -136,7 +137,8 @@ export async function createTestHarness<Client = TaskClient>(
 /** Removes what this harness wrote to Redis: only keys under its own prefix. */
 async function deleteKeys(url: string, prefix: string): Promise<void> {
   // Loaded here, not on import: a harness on the memory runtime never needs ioredis.
-  const redis = new (ioredisLibrary().Redis)(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof Ioredis;
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   redis.on('error', () => {});
   try {
     await redis.connect();

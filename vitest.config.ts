@@ -23,6 +23,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'examples/**/*.test.ts'],
+    // One folder per run for the packed tarballs, shared by the tests that need them.
+    globalSetup: ['test/support/pack-directory.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },

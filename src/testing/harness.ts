@@ -6,7 +6,8 @@
  * the app when its factory is passed.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as Ioredis from 'ioredis';
 import {
   type CallOptions,
   connectTaskClient,
@@ -135,6 +136,8 @@ export async function createTestHarness<Client = TaskClient>(
 
 /** Removes what this harness wrote to Redis: only keys under its own prefix. */
 async function deleteKeys(url: string, prefix: string): Promise<void> {
+  // Loaded here, not on import: a harness on the memory runtime never needs ioredis.
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof Ioredis;
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   redis.on('error', () => {});
   try {

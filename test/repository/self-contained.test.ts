@@ -73,6 +73,7 @@ describe('the repository is self-contained', () => {
       'conformance',
       'scaffold',
       'docs',
+      'package',
     ];
     const folders = layers.flatMap((layer) => {
       const script = scripts[`test:${layer}`] ?? '';

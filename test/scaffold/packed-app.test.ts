@@ -1,6 +1,7 @@
 /**
  * The path a user takes before anything is published, end to end: `npm run create-app` packs
- * the framework and the scaffolder (as `npm publish` would), scaffolds an app with the packed
+ * the framework and the scaffolder (as `npm publish` would; test/support/packed-packages.ts
+ * packs them once per run for this file and test/package), scaffolds an app with the packed
  * scaffolder (what `npx create-mcp-task-server` runs) and points its mcp-task-server dependency
  * at the packed framework. Each template is scaffolded from the same pack, then installed
  * (sharing the npm cache), built and tested the way a user would. For the default template,
@@ -18,6 +19,7 @@ import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWithRedis, keysUnder, REDIS_URL, withRedis } from '../bullmq/support.js';
 import { connectV1, pollUntil } from '../e2e/support.js';
+import { packedPackages } from '../support/packed-packages.js';
 import { expectNpmStartToStopOnSigterm, type LongRunning, runCommand, startCommand } from './commands.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -25,10 +27,10 @@ const { version } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'),
 const INSTALL = ['--prefer-offline', '--no-audit', '--no-fund'];
 const LISTENING = /MCP task server listening on (\S+)/;
 
-/** Holds the tarballs and the scaffolded apps; outside the repository, so npm sees no workspace around them. */
+/** Holds the scaffolded apps; outside the repository, so npm sees no workspace around them. */
 const work = mkdtempSync(path.join(tmpdir(), 'mcp-task-server-scaffold-'));
-/** One pack for every app: create-app packs into it once and reuses the tarballs after. */
-const tarballs = path.join(work, 'tarballs');
+/** One pack for every app and for test/package: create-app finds the tarballs there and reuses them. */
+let tarballs = '';
 const app = path.join(work, 'app');
 const minimalApp = path.join(work, 'minimal-app');
 const stdioApp = path.join(work, 'stdio-app');
@@ -53,7 +55,10 @@ const createApp = (args: string[], timeoutMs: number) =>
 
 beforeAll(async () => {
   // `prepack` builds each package first: the framework's dist/, the scaffolder's dist/ and its copy of templates/.
-  scaffoldOutput = await timed('create-app (pack both, scaffold)', () => createApp(['app'], 180_000));
+  const packs = await packedPackages();
+  tarballs = packs.directory;
+  timings.push(`pack both ${(packs.packMs / 1000).toFixed(1)} s (once per run, maybe by another test file)`);
+  scaffoldOutput = await timed('create-app (scaffold)', () => createApp(['app'], 180_000));
   expect(existsSync(path.join(tarballs, `mcp-task-server-${version}.tgz`))).toBe(true);
   expect(existsSync(path.join(tarballs, `create-mcp-task-server-${version}.tgz`))).toBe(true);
   expect(existsSync(path.join(repoRoot, 'cli/create-mcp-task-server/templates')), 'postpack removes the copy').toBe(

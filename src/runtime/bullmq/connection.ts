@@ -11,9 +11,10 @@
  * - `subscriber`: pub/sub only (a subscribed connection can run nothing else). It must survive
  *   outages and re-subscribe by itself, so it queues and retries too.
  */
-import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { Logger } from '../../observe/logger.js';
+import { ioredisLibrary } from './libraries.js';
 
 /**
  * Redis Cluster: the start-up nodes (`host:port` or `{ host, port }`; any few masters do, the
@@ -86,9 +87,9 @@ export function createRedisClient(
   if (isClusterConnection(connection)) {
     client = createClusterClient(connection, role, name);
   } else if (typeof connection === 'string') {
-    client = new Redis(connection, { ...defaults, ...ROLE_OPTIONS[role] });
+    client = new (ioredisLibrary().Redis)(connection, { ...defaults, ...ROLE_OPTIONS[role] });
   } else {
-    client = new Redis({ ...defaults, ...connection, ...ROLE_OPTIONS[role] });
+    client = new (ioredisLibrary().Redis)({ ...defaults, ...connection, ...ROLE_OPTIONS[role] });
   }
   reportErrorsOncePerOutage(client, logger, name);
   return client;
@@ -103,7 +104,7 @@ export function createRedisClient(
 function createClusterClient(connection: RedisClusterConnection, role: ConnectionRole, name: string): Cluster {
   const { enableOfflineQueue: _offline, retryStrategy: _retry, ...roleOptions } = ROLE_OPTIONS[role];
   const options = connection.clusterOptions ?? {};
-  return new Cluster(
+  return new (ioredisLibrary().Cluster)(
     connection.clusterNodes.map((node) => (typeof node === 'string' ? node : { host: node.host, port: node.port })),
     {
       clusterRetryStrategy: retryStrategy,

@@ -6,12 +6,13 @@
  * operation (a cancel: see record-store.ts; a park or a hand-back: see worker.ts), and any run
  * after the first (a retry, a lost worker) reads the record.
  */
-import { Job, type JobsOptions, Queue } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import type { TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import type { RedisClient } from './connection.js';
 import type { ShardNames } from './keys.js';
+import { bullmqLibrary } from './libraries.js';
 
 /** Job data: the tool (for dashboards and tool slots), the trace, and the start snapshot. */
 export interface TaskJobData {
@@ -51,7 +52,7 @@ export class TaskQueue {
 
   constructor(client: RedisClient, prefix: string, shard: ShardNames, retry: Required<JobRetryOptions>) {
     // A shared client: the queue adds no connection of its own and fails as fast as the client.
-    this.queue = new Queue<TaskJobData>(shard.queue, { connection: client, prefix });
+    this.queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, { connection: client, prefix });
     // Errors also reach the awaiting caller; without a listener EventEmitter would throw them.
     this.queue.on('error', () => {});
     this.jobOptions = {
@@ -81,7 +82,13 @@ export class TaskQueue {
 
   /** `enqueue`, queued on `transaction`: its reply comes from the transaction's `exec`. */
   addTo(transaction: ChainableCommander, record: TaskRecord): void {
-    const job = new Job<TaskJobData>(this.queue, record.tool, this.jobData(record), this.jobOptions, record.taskId);
+    const job = new (bullmqLibrary().Job)<TaskJobData>(
+      this.queue,
+      record.tool,
+      this.jobData(record),
+      this.jobOptions,
+      record.taskId,
+    );
     // BullMQ queues its command synchronously; this promise only mirrors the transaction's reply.
     job.addJob(transaction as never).catch(() => {});
   }

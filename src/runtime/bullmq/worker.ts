@@ -11,7 +11,7 @@
  *   including "the worker was lost" for a job that stalled too often. The worker that detects
  *   it is alive by definition, so that failure always reaches the record.
  */
-import { DelayedError, type Job, WaitingError, Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import { TaskPaused } from '../../engine/errors.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
 import { PROCESS_NAME } from '../../engine/lifecycle.js';
@@ -26,6 +26,7 @@ import { closeClient, createRedisClient, type RedisClient, type RedisConnection,
 import { RedisChannelSubscription } from './events.js';
 import { type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
+import { bullmqLibrary } from './libraries.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RedisTaskStore, type StoredRecord } from './record-store.js';
 import {
@@ -187,7 +188,7 @@ export class TaskWorker {
     const taken = shares.reduce((sum, share) => sum + share, 0);
     this.processSlots = taken > concurrency ? new ToolSlots(() => concurrency) : undefined;
     this.workers = consumed.map((shard, position) => {
-      const worker = new Worker<TaskJobData, void>(shard.queue, processor, {
+      const worker = new (bullmqLibrary().Worker)<TaskJobData, void>(shard.queue, processor, {
         connection: this.client,
         prefix: this.names.prefix,
         concurrency: shares[position] as number,
@@ -460,7 +461,7 @@ export class TaskWorker {
       });
     }
     // Tells BullMQ the job was moved by us: neither complete nor fail it.
-    throw new DelayedError();
+    throw new (bullmqLibrary().DelayedError)();
   }
 
   /**
@@ -478,7 +479,7 @@ export class TaskWorker {
     await this.dropStartSnapshot(job);
     await job.moveToWait(token);
     // Tells BullMQ the job was moved by us: neither complete nor fail it.
-    throw new WaitingError();
+    throw new (bullmqLibrary().WaitingError)();
   }
 
   private async dropStartSnapshot(job: Job<TaskJobData, void>): Promise<void> {

@@ -1,0 +1,28 @@
+/**
+ * bullmq and ioredis, loaded when the BullMQ runtime first builds a connection, a queue or a
+ * worker rather than when the package is imported. The root entry exports `BullmqTaskRuntime`
+ * and `TaskWorker` next to `MemoryTaskRuntime`, so without this an app on the in-process runtime
+ * would load (and pay start-up time and memory for) the whole Redis client stack it never uses.
+ *
+ * Both packages are CommonJS: `require` hands back the very module object an `import` of them
+ * gets, so their classes are the same ones code importing them directly sees.
+ */
+import { createRequire } from 'node:module';
+import type * as Bullmq from 'bullmq';
+import type * as Ioredis from 'ioredis';
+
+const load = createRequire(import.meta.url);
+let bullmq: typeof Bullmq | undefined;
+let ioredis: typeof Ioredis | undefined;
+
+/** The bullmq module (`Queue`, `Job`, `Worker` and its control-flow errors), loaded on first call. */
+export function bullmqLibrary(): typeof Bullmq {
+  bullmq ??= load('bullmq') as typeof Bullmq;
+  return bullmq;
+}
+
+/** The ioredis module (`Redis`, `Cluster`), loaded on first call. */
+export function ioredisLibrary(): typeof Ioredis {
+  ioredis ??= load('ioredis') as typeof Ioredis;
+  return ioredis;
+}

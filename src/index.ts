@@ -59,17 +59,7 @@ export type {
 export { BullmqTaskRuntime, TaskWorker } from './runtime/bullmq/index.js';
 export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
 export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
-export type {
-  AnyClass,
-  JsonSchema,
-  QuestionDefinition,
-  ResultShape,
-  TaskManifest,
-  TaskSupport,
-  TaskToolDefinition,
-  UndefinedValueSchema,
-} from './tools/definition.js';
-export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
+export type { TaskManifest } from './tools/definition.js';
 export { JsonRpcError, ManifestError } from './tools/errors.js';
 export type { Logger } from './tools/logger.js';
 export { createConsoleLogger, silentLogger } from './tools/logger.js';

@@ -47,6 +47,7 @@ export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
 export type { WaiterCounts, WaiterStats } from './host/waiters.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
+export { JsonRpcError, JsonRpcErrorCode } from './jsonrpc/json-rpc-error.js';
 export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
 export { createPinoLogger, loggerFromPino } from './observe/log.js';
 export type {
@@ -60,7 +61,7 @@ export { BullmqTaskRuntime, TaskWorker } from './runtime/bullmq/index.js';
 export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
 export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
 export type { TaskManifest } from './tools/definition.js';
-export { JsonRpcError, ManifestError } from './tools/errors.js';
+export { ManifestError } from './tools/errors.js';
 export type { Logger } from './tools/logger.js';
 export { createConsoleLogger, silentLogger } from './tools/logger.js';
 export type {

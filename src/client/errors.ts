@@ -2,9 +2,10 @@
  * Errors a task client raises. Each carries a stable `code`: a JSON-RPC code when the server
  * answered with one, else one of `TaskClientErrorCode`.
  */
+import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 
 export const TaskClientErrorCode = {
-  /** The task is unknown or expired (JSON-RPC -32602 from the server). */
+  /** The task is unknown or expired (a server answers that with `JsonRpcErrorCode.InvalidParams`). */
   NotFound: 'task_not_found',
   /** The task ended `cancelled`. */
   Cancelled: 'task_cancelled',
@@ -25,7 +26,7 @@ export const TaskClientErrorCode = {
 export type TaskClientErrorCode = (typeof TaskClientErrorCode)[keyof typeof TaskClientErrorCode];
 
 export class TaskClientError extends Error {
-  override readonly name = 'TaskClientError';
+  override readonly name: string = 'TaskClientError';
   constructor(
     readonly code: TaskClientErrorCode | number,
     message: string,
@@ -36,17 +37,17 @@ export class TaskClientError extends Error {
 }
 
 /** A JSON-RPC error response, as the server sent it. */
-export class RpcResponseError extends TaskClientError {
+export class JsonRpcResponseError extends TaskClientError {
+  override readonly name: string = 'JsonRpcResponseError';
   constructor(code: number, message: string, data?: unknown) {
     super(code, message, data);
   }
 }
 
-export const INVALID_PARAMS = -32602;
-
 /** Whether `error` says the task is unknown or expired. */
 export function isTaskNotFound(error: unknown): boolean {
   return (
-    error instanceof TaskClientError && (error.code === TaskClientErrorCode.NotFound || error.code === INVALID_PARAMS)
+    error instanceof TaskClientError &&
+    (error.code === TaskClientErrorCode.NotFound || error.code === JsonRpcErrorCode.InvalidParams)
   );
 }

@@ -6,7 +6,7 @@
  * `tasks/result` open: that is where the result and the task's questions arrive.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { isTaskNotFound, RpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
+import { isTaskNotFound, JsonRpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
 import { EventQueue } from './event-queue.js';
 import { QUESTION_KEY_META_KEY, questionFrom, type TaskOutcome, type TaskWire, toElicitResult } from './task-wire.js';
 import {
@@ -208,7 +208,7 @@ export class TaskHandle {
   private finish(): CallToolResult {
     const outcome = this.outcome;
     if (outcome?.kind === 'result') return outcome.result;
-    if (outcome?.kind === 'error') throw new RpcResponseError(outcome.code, outcome.message, outcome.data);
+    if (outcome?.kind === 'error') throw new JsonRpcResponseError(outcome.code, outcome.message, outcome.data);
     throw new TaskClientError(TaskClientErrorCode.Cancelled, `Task ${this.taskId} was cancelled`, {
       taskId: this.taskId,
       statusMessage: this.snapshot?.statusMessage,
@@ -260,7 +260,7 @@ export class TaskHandle {
     try {
       this.outcome = { kind: 'result', result: await read(this.taskId) };
     } catch (error) {
-      if (error instanceof RpcResponseError) {
+      if (error instanceof JsonRpcResponseError) {
         // A cancelled task has no result; servers answer that with an error of their choosing.
         const snapshot = await this.status().catch(() => this.snapshot);
         if (snapshot?.status !== 'cancelled')

@@ -23,8 +23,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
+import { type JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject } from '../protocol/params.js';
-import type { RpcError } from '../protocol/rpc-error.js';
 import type { Logger } from '../tools/logger.js';
 import {
   type ClientAddressResolver,
@@ -396,12 +396,12 @@ export function subjectOf(admission: Admission): RateSubject {
 
 function sessionNotFound(): Response {
   return Response.json(
-    { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null },
+    { jsonrpc: '2.0', error: { code: JsonRpcErrorCode.SessionNotFound, message: 'Session not found' }, id: null },
     { status: 404 },
   );
 }
 
-function errorResponse(error: RpcError, body: unknown, status: number): Response {
+function errorResponse(error: JsonRpcError, body: unknown, status: number): Response {
   const id = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   return Response.json({ jsonrpc: '2.0', id, error: error.toJSON() }, { status });
 }

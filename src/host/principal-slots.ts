@@ -4,7 +4,9 @@
  * is counted by its address where the HTTP front knows it (so one anonymous client cannot hold
  * every anonymous caller's slots); otherwise anonymous callers share one count.
  */
-import { limitExceeded, type RpcError } from '../protocol/rpc-error.js';
+
+import type { JsonRpcError } from '../jsonrpc/json-rpc-error.js';
+import { limitExceeded } from '../protocol/rpc-error.js';
 import { type CallerIdentity, identityKey } from './client-address.js';
 
 export class PrincipalSlots {
@@ -34,7 +36,7 @@ export class PrincipalSlots {
     };
   }
 
-  refusal(): RpcError {
+  refusal(): JsonRpcError {
     return limitExceeded(
       this.limitName,
       this.limit,

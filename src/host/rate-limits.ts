@@ -13,8 +13,8 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject } from '../protocol/params.js';
-import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import type { RedisClient } from '../runtime/bullmq/index.js';
 import { type CallerIdentity, identityKey } from './client-address.js';
 import type { TaskServerLimits } from './limits.js';
@@ -97,7 +97,7 @@ export class RateLimits {
    * store failure lets the request through, since the limits protect the service and must not
    * take it down with Redis.
    */
-  async consume(subject: RateSubject, kind: RateKind, points = 1): Promise<RateLimited | undefined> {
+  async consume(subject: RateSubject, kind: RateKind, points = 1): Promise<RateLimitedError | undefined> {
     const burst = kind === 'create' ? this.limits.createBurst : this.limits.readBurst;
     try {
       await this.storeReady();
@@ -110,7 +110,7 @@ export class RateLimits {
         kind === 'create'
           ? (['createsPerSecond', this.limits.createsPerSecond] as const)
           : (['readsPerSecond', this.limits.readsPerSecond] as const);
-      return new RateLimited(limit, value, retryAfterMs, kind);
+      return new RateLimitedError(limit, value, retryAfterMs, kind);
     }
   }
 
@@ -133,7 +133,7 @@ export class RateLimits {
 const STORE_READY_WAIT_MS = 1000;
 
 /** Over a rate limit: HTTP answers 429 with `Retry-After`; stdio gets this error, the delay in `data`. */
-export class RateLimited extends RpcError {
+export class RateLimitedError extends JsonRpcError {
   constructor(
     limit: string,
     value: number,
@@ -141,7 +141,7 @@ export class RateLimited extends RpcError {
     kind: RateKind,
   ) {
     super(
-      ErrorCode.RateLimited,
+      JsonRpcErrorCode.RateLimited,
       `Too many task ${kind === 'create' ? 'creations' : 'reads'}: the limit is ${value} per second (${limit}); retry in ${retryAfterMs} ms`,
       { limit, value, retryAfterMs },
     );

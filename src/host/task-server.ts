@@ -19,10 +19,10 @@ import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
+import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
 import type { InlineState } from '../protocol/inline-state.js';
-import { ErrorCode } from '../protocol/rpc-error.js';
 import { Sep1686Dialect } from '../protocol/sep-1686.js';
 import { Tasks2025Dialect } from '../protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../protocol/tasks-2026.js';
@@ -447,8 +447,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
 /** Which refusal a JSON-RPC error code stands for, if any (for `mcp_task_refusals_total`). */
 function refusalOf(outcome: number | 'ok'): RefusalReason | undefined {
-  if (outcome === ErrorCode.LimitExceeded) return 'quota';
-  if (outcome === ErrorCode.RateLimited) return 'rate_limit';
+  if (outcome === JsonRpcErrorCode.LimitExceeded) return 'quota';
+  if (outcome === JsonRpcErrorCode.RateLimited) return 'rate_limit';
   return undefined;
 }
 

@@ -7,11 +7,12 @@ import { isTaskPaused, TaskPaused } from '../engine/errors.js';
 import type { AnswerOutcome } from '../engine/inputs.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskRecord } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
 import { pendingQuestion, type ToolRegistry } from '../tools/registry.js';
 import { type Params, toolName } from './params.js';
-import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, toJsonRpcError } from './rpc-error.js';
 
 export interface CallContext {
   readonly caller: Caller;
@@ -71,12 +72,12 @@ export class ToolCalls {
       tool = this.registry.get(toolName(params));
       json = JSON.stringify(this.registry.parseArguments(tool, params?.arguments ?? {})) ?? '{}';
     } catch (error) {
-      throw toRpcError(error);
+      throw toJsonRpcError(error);
     }
     const bytes = Buffer.byteLength(json, 'utf8');
     if (bytes > this.sizes.maxArgumentBytes) {
-      throw new RpcError(
-        ErrorCode.InvalidParams,
+      throw new JsonRpcError(
+        JsonRpcErrorCode.InvalidParams,
         `The arguments of ${tool.name} are ${bytes} bytes, over the ${this.sizes.maxArgumentBytes}-byte limit (maxArgumentBytes)`,
         { limit: 'maxArgumentBytes', value: this.sizes.maxArgumentBytes },
       );
@@ -89,8 +90,8 @@ export class ToolCalls {
     for (const [key, answer] of Object.entries(answers)) {
       const bytes = jsonBytes(answer);
       if (bytes > this.sizes.maxAnswerBytes) {
-        throw new RpcError(
-          ErrorCode.InvalidParams,
+        throw new JsonRpcError(
+          JsonRpcErrorCode.InvalidParams,
           `The answer to '${key}' is ${bytes} bytes, over the ${this.sizes.maxAnswerBytes}-byte limit (maxAnswerBytes)`,
           { limit: 'maxAnswerBytes', value: this.sizes.maxAnswerBytes },
         );
@@ -129,7 +130,7 @@ export class ToolCalls {
       ...(ctx.ask && { ask: ctx.ask }),
       ...(ctx.step && { step: ctx.step }),
     });
-    if (outcome.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
+    if (outcome.kind === 'error') throw new JsonRpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     return { ...outcome.result };
   }
 

@@ -21,6 +21,7 @@ export type {
   TypedTaskEvent,
 } from './typed.js';
 export { createTypedClient } from './typed.js';
+/** The SDK's tool result (`content`, `structuredContent`, `isError`): what `TaskCall.result()` resolves with. */
 export type {
   CallToolResult,
   Dialect,

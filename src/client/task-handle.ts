@@ -33,6 +33,11 @@ interface OpenQuestion {
   readonly respond: (result: Record<string, unknown>) => void;
 }
 
+/**
+ * One task as the client follows it, whichever revision carries it: its last known status
+ * (`latest`), a fresh one (`status()`), an event stream, answers to its questions, cancel and the
+ * result. `TaskClient.task(id)` makes one for a task created earlier, after a restart say.
+ */
 export class TaskHandle {
   private snapshot: TaskSnapshot | undefined;
   private outcome: TaskOutcome | undefined;

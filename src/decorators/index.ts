@@ -77,7 +77,22 @@ export function Task(options: TaskOptions = {}): MethodDecorator {
 }
 
 /**
- * Marks a method as an ordinary tool that always answers inline and never becomes a task.
+ * Marks a method as an ordinary tool that always answers inline and never becomes a task
+ * (`taskSupport: "forbidden"`): for quick lookups next to the long-running `@Task` methods.
+ * It gets a `TaskContext` too (its `taskId` is `undefined`).
+ *
+ * @example
+ * ```ts
+ * import { Tool } from 'mcp-task-server';
+ *
+ * export class Reports {
+ *   /** Lists the quarters a report can be built for. *\/
+ *   @Tool()
+ *   async listQuarters(): Promise<string[]> {
+ *     return ['2026-Q1', '2026-Q2'];
+ *   }
+ * }
+ * ```
  * @mcpTaskgen tool
  */
 export function Tool(options: ToolOptions = {}): MethodDecorator {

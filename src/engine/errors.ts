@@ -58,6 +58,10 @@ export class TaskPaused extends Error {
   }
 }
 
+/**
+ * Whether `error` is the `TaskPaused` signal. A method that catches errors around `ctx.input`
+ * rethrows what this accepts, so the run can unwind while the task waits for its answer.
+ */
 export function isTaskPaused(error: unknown): error is TaskPaused {
   return error instanceof TaskPaused;
 }

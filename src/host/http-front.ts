@@ -42,6 +42,12 @@ import { fillMissingTaskName } from './task-name-header.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 import type { WaiterRegistry } from './waiters.js';
 
+/**
+ * Bearer authentication in front of `/mcp` (and the dashboard). The verifier checks each token;
+ * the principal that owns tasks is then read from the verified `AuthInfo` (see
+ * `defaultPrincipalResolver`). A missing or refused token is answered 401 with a
+ * `WWW-Authenticate` header naming `resourceMetadataUrl`; a token without `requiredScopes`, 403.
+ */
 export interface HttpAuthOptions {
   readonly verifier: OAuthTokenVerifier;
   /** Reject requests without a bearer token (default). `false` lets anonymous callers in. */
@@ -50,6 +56,11 @@ export interface HttpAuthOptions {
   readonly resourceMetadataUrl?: string;
 }
 
+/**
+ * How the Streamable HTTP front accepts requests: which Host and Origin names it trusts,
+ * authentication, session idling, and which proxies may name the client. The defaults suit a
+ * server bound to 127.0.0.1 with no auth.
+ */
 export interface HttpFrontOptions {
   /**
    * Host header names accepted (DNS-rebinding protection). Default: localhost names only,

@@ -18,8 +18,8 @@
 
 /**
  * Every JSON-RPC error code a client of this package can see. The -32700..-32600 range is
- * JSON-RPC's own; -32001 is the code the MCP SDKs use for an unknown session; -32010 and up
- * are this package's, and -32020/-32021 come from the 2026-07-28 revision.
+ * JSON-RPC's own; -32000 and -32001 are what the MCP SDKs' HTTP transport answers with;
+ * -32010 and -32011 are this package's, and -32020/-32021 come from the 2026-07-28 revision.
  */
 export const JsonRpcErrorCode = {
   /** The body is not JSON. */
@@ -32,6 +32,11 @@ export const JsonRpcErrorCode = {
   InvalidParams: -32602,
   /** Something failed on the server side; the message says what, never a stack. */
   InternalError: -32603,
+  /**
+   * The Streamable HTTP transport refused the request before any method ran: a Host or Origin
+   * that is not allowed (HTTP 403), a missing session header, a wrong `Accept` or `Content-Type`.
+   */
+  TransportError: -32000,
   /** The `Mcp-Session-Id` names no live session (HTTP 404). */
   SessionNotFound: -32001,
   /** A quota of the caller is used up; `data: { limit, value }` names it. */

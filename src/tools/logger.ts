@@ -22,6 +22,10 @@ export function createConsoleLogger(level: LogLevel = readLevel()): Logger {
   return loggerFromPino(createPinoLogger({ level, output }));
 }
 
+/**
+ * A `Logger` that writes nothing: for tests and benchmarks. A server given it also skips
+ * building its lifecycle log lines.
+ */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export function childLogger(parent: Logger, fields: Record<string, unknown>): Logger {

@@ -134,6 +134,7 @@ const STORE_READY_WAIT_MS = 1000;
 
 /** Over a rate limit: HTTP answers 429 with `Retry-After`; stdio gets this error, the delay in `data`. */
 export class RateLimitedError extends JsonRpcError {
+  override readonly name: string = 'RateLimitedError';
   constructor(
     limit: string,
     value: number,

@@ -15,54 +15,66 @@ const npm = (...names) => `(^|node_modules/)(${names.map((name) => name.replace(
  * folders (ending in `/`) or single files.
  */
 const LAYERS = [
+  {
+    name: 'jsonrpc',
+    path: 'src/jsonrpc/',
+    may: [],
+    why: 'the JSON-RPC error class and code table: a leaf every layer that answers or reads errors shares',
+  },
   { name: 'decorators', path: 'src/decorators/', may: [], why: 'decorators are inert marks' },
   {
     name: 'engine',
     path: 'src/engine/',
-    may: [],
+    may: ['src/jsonrpc/'],
     why: 'the engine knows no wire format, transport, runtime or observer backend',
   },
-  { name: 'observe', path: 'src/observe/', may: ['src/engine/'], why: 'observers hear the facts the engine emits' },
+  {
+    name: 'observe',
+    path: 'src/observe/',
+    may: ['src/jsonrpc/', 'src/engine/'],
+    why: 'observers hear the facts the engine emits',
+  },
   {
     name: 'tools',
     path: 'src/tools/',
-    may: ['src/decorators/', 'src/engine/', 'src/observe/logger.ts', 'src/observe/tracing.ts'],
+    may: ['src/jsonrpc/', 'src/decorators/', 'src/engine/', 'src/observe/logger.ts', 'src/observe/tracing.ts'],
     why: 'tools run methods; of observe they see only the Logger contract and the no-op tracing API, never a backend, the host or a wire format',
   },
   {
     name: 'runtime-memory',
     path: 'src/runtime/memory/',
-    may: ['src/engine/', 'src/observe/'],
+    may: ['src/jsonrpc/', 'src/engine/', 'src/observe/'],
     why: 'a runtime implements the engine contract and knows no other runtime, wire format or host',
   },
   {
     name: 'runtime-bullmq',
     path: 'src/runtime/bullmq/',
-    may: ['src/engine/', 'src/observe/'],
+    may: ['src/jsonrpc/', 'src/engine/', 'src/observe/'],
     why: 'a runtime implements the engine contract and knows no other runtime, wire format or host',
   },
   {
     name: 'protocol',
     path: 'src/protocol/',
-    may: ['src/engine/', 'src/tools/'],
+    may: ['src/jsonrpc/', 'src/engine/', 'src/tools/'],
     why: 'adapters translate wire and engine; they never see a runtime (Redis) or the host',
   },
   {
     name: 'http',
     path: 'src/http/',
-    may: ['src/protocol/rpc-error.ts'],
+    may: ['src/jsonrpc/', 'src/protocol/rpc-error.ts'],
     why: 'HTTP plumbing shared by host and dashboard knows requests and responses, not tasks',
   },
   {
     name: 'dashboard',
     path: 'src/dashboard/',
-    may: ['src/engine/', 'src/http/', 'src/protocol/'],
+    may: ['src/jsonrpc/', 'src/engine/', 'src/http/', 'src/protocol/'],
     why: 'the dashboard reads through the engine as a client would; the host mounts it, not the reverse',
   },
   {
     name: 'host',
     path: 'src/host/',
     may: [
+      'src/jsonrpc/',
       'src/decorators/',
       'src/engine/',
       'src/observe/',
@@ -78,20 +90,35 @@ const LAYERS = [
   {
     name: 'client',
     path: 'src/client/',
-    may: [],
+    may: ['src/jsonrpc/'],
     why: 'the client knows no server code: it speaks only the wire',
   },
   {
     name: 'testing',
     path: 'src/testing/',
-    may: ['src/client/', 'src/engine/', 'src/host/', 'src/observe/', 'src/tools/', 'src/runtime/memory/'],
+    may: [
+      'src/jsonrpc/',
+      'src/client/',
+      'src/engine/',
+      'src/host/',
+      'src/observe/',
+      'src/tools/',
+      'src/runtime/memory/',
+    ],
     why: 'the test kit composes a host on the memory runtime with a client',
+  },
+  {
+    name: 'manifest-entry',
+    path: 'src/manifest/',
+    may: ['src/tools/'],
+    why: 'the entry point generated code imports: the manifest format, nothing that serves',
   },
   { name: 'generator', path: 'src/generator/', may: [], why: 'the generator reads source and writes text' },
   {
     name: 'root-entry',
     path: 'src/index.ts',
     may: [
+      'src/jsonrpc/',
       'src/decorators/',
       'src/engine/',
       'src/observe/',

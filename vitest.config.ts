@@ -11,6 +11,10 @@ export default defineConfig({
         replacement: fileURLToPath(new URL('./src/client/index.ts', import.meta.url)),
       },
       {
+        find: /^mcp-task-server\/manifest$/,
+        replacement: fileURLToPath(new URL('./src/manifest/index.ts', import.meta.url)),
+      },
+      {
         find: /^mcp-task-server\/testing$/,
         replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
       },

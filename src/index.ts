@@ -2,9 +2,13 @@
  * mcp-task-server: long-running MCP tools as durable tasks.
  *
  * Decorate methods with `@Task`, run `mcp-taskgen` to generate their schemas and glue, then
- * serve them with `createTaskServer()`.
+ * serve them with `createTaskServer()` or `runTaskServer()`. Calling such a server is
+ * `mcp-task-server/client`; testing an app is `mcp-task-server/testing`; what generated code
+ * imports is `mcp-task-server/manifest`.
  */
+// biome-ignore-all assist/source/organizeImports: the exports are grouped by audience, each group under its comment.
 
+// Authoring tools: the marks on a class's methods, and what a method receives and returns.
 export type {
   MethodDecorator,
   NeedsInputOptions,
@@ -21,14 +25,20 @@ export {
   Tool,
 } from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
-export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
-export type { TaskPolicy } from './engine/policy.js';
-export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
-export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
-export type { TaskServerLimits } from './host/limits.js';
-export { DEFAULT_LIMITS, environmentName, limitsFromEnvironment } from './host/limits.js';
-export type { PrincipalResolver, PrincipalSource } from './host/principal.js';
-export { defaultPrincipalResolver } from './host/principal.js';
+export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
+export type {
+  AudioContent,
+  ContentBlock,
+  EmbeddedResourceContent,
+  ImageContent,
+  ResourceLinkContent,
+  TextContent,
+  ToolContent,
+  ToolResult,
+} from './tools/result.js';
+export type { Integer } from './tools/types.js';
+
+// Serving: one server object for stdio and Streamable HTTP, or a whole process from the environment.
 export type { RunOptions } from './host/run.js';
 export { runTaskServer } from './host/run.js';
 export type { RedisSetup, RuntimeChoice } from './host/runtime-choice.js';
@@ -41,16 +51,24 @@ export type {
   TaskServerStats,
 } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
+export type { WaiterCounts, WaiterStats } from './host/waiters.js';
+export type { TaskManifest } from './tools/definition.js';
+
+// HTTP, callers and limits: who is calling, how they authenticate, and how much they may use.
+export type { ClientConnection, TrustProxy } from './http/client-address.js';
+export type { HttpAuthOptions, HttpFrontOptions } from './host/http-front.js';
+export type { TaskServerLimits } from './host/limits.js';
+export { DEFAULT_LIMITS, environmentName, limitsFromEnvironment } from './host/limits.js';
+export type { PrincipalResolver, PrincipalSource } from './host/principal.js';
+export { defaultPrincipalResolver } from './host/principal.js';
 export type { TokenTableEntry } from './host/token-table.js';
 export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
-export type { WaiterCounts, WaiterStats } from './host/waiters.js';
+
+// Runtimes: where task methods run (in-process, or BullMQ workers on Redis), and the contract both meet.
+export type { TaskPolicy } from './engine/policy.js';
+export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
-export type { ClientConnection, TrustProxy } from './http/client-address.js';
-export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
-export { createConsoleLogger, createPinoLogger, loggerFromPino } from './observe/log.js';
-export type { Logger } from './observe/logger.js';
-export { silentLogger } from './observe/logger.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,
@@ -60,28 +78,14 @@ export type {
 } from './runtime/bullmq/index.js';
 export { BullmqTaskRuntime, TaskWorker } from './runtime/bullmq/index.js';
 export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
-export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
-export type {
-  AnyClass,
-  ClientCapabilityName,
-  JsonSchema,
-  QuestionDefinition,
-  ResultShape,
-  TaskManifest,
-  TaskSupport,
-  TaskToolDefinition,
-  UndefinedValueSchema,
-} from './tools/definition.js';
-export { defineTaskManifest, defineTaskTool, MANIFEST_FORMAT_VERSION, undefinedValue } from './tools/definition.js';
-export { JsonRpcError, ManifestError } from './tools/errors.js';
-export type {
-  AudioContent,
-  ContentBlock,
-  EmbeddedResourceContent,
-  ImageContent,
-  ResourceLinkContent,
-  TextContent,
-  ToolContent,
-  ToolResult,
-} from './tools/result.js';
-export type { Integer } from './tools/types.js';
+
+// Errors: what a tool throws to answer with a JSON-RPC error, and what start-up refuses.
+export { JsonRpcError, JsonRpcErrorCode } from './jsonrpc/json-rpc-error.js';
+export { ManifestError } from './tools/errors.js';
+
+// Observability: logs, and the lifecycle events metrics, traces and audit logs are built from.
+export type { LifecycleEvent, TaskFacts, TaskObserver } from './engine/lifecycle.js';
+export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
+export { createConsoleLogger, createPinoLogger, loggerFromPino } from './observe/log.js';
+export type { Logger } from './observe/logger.js';
+export { silentLogger } from './observe/logger.js';

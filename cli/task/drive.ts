@@ -5,8 +5,8 @@
  */
 import {
   type CallToolResult,
+  JsonRpcResponseError,
   type QuestionAnswer,
-  RpcResponseError,
   type TaskCall,
   TaskClientError,
   type TaskQuestion,
@@ -122,7 +122,7 @@ export async function settle(call: TaskCall, taskId: string | null): Promise<Out
   } catch (error) {
     if (error instanceof TaskClientError && error.code === 'task_cancelled')
       return { taskId, status: 'cancelled', error: { code: error.code, message: error.message } };
-    if (error instanceof RpcResponseError)
+    if (error instanceof JsonRpcResponseError)
       return {
         taskId,
         status: 'failed',

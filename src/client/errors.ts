@@ -1,10 +1,16 @@
 /**
- * Errors a task client raises. Each carries a stable `code`: a JSON-RPC code when the server
- * answered with one, else one of `TaskClientErrorCode`.
+ * Errors a task client raises. Each carries a stable `code`: a JSON-RPC code (see
+ * `JsonRpcErrorCode`) when the server answered with one, else one of `TaskClientErrorCode`.
+ * The classes follow the naming rule stated at `JsonRpcErrorCode`.
  */
+import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 
+/**
+ * The codes of the errors the client raises on its own (the server did not answer with a
+ * JSON-RPC error). Stable strings: branch on them, not on messages.
+ */
 export const TaskClientErrorCode = {
-  /** The task is unknown or expired (JSON-RPC -32602 from the server). */
+  /** The task is unknown or expired (a server answers that with `JsonRpcErrorCode.InvalidParams`). */
   NotFound: 'task_not_found',
   /** The task ended `cancelled`. */
   Cancelled: 'task_cancelled',
@@ -22,10 +28,17 @@ export const TaskClientErrorCode = {
   InvalidResult: 'invalid_result',
 } as const;
 
+/** One of the codes in `TaskClientErrorCode`. */
 export type TaskClientErrorCode = (typeof TaskClientErrorCode)[keyof typeof TaskClientErrorCode];
 
+/**
+ * What every task-client failure is an instance of: `code` is a `TaskClientErrorCode` string for
+ * what the client found itself (a cancelled task, a closed connection), or the server's JSON-RPC
+ * code (then the error is a `JsonRpcResponseError`). `data` carries the details (the task id, the
+ * server's `data`).
+ */
 export class TaskClientError extends Error {
-  override readonly name = 'TaskClientError';
+  override readonly name: string = 'TaskClientError';
   constructor(
     readonly code: TaskClientErrorCode | number,
     message: string,
@@ -36,17 +49,17 @@ export class TaskClientError extends Error {
 }
 
 /** A JSON-RPC error response, as the server sent it. */
-export class RpcResponseError extends TaskClientError {
+export class JsonRpcResponseError extends TaskClientError {
+  override readonly name: string = 'JsonRpcResponseError';
   constructor(code: number, message: string, data?: unknown) {
     super(code, message, data);
   }
 }
 
-export const INVALID_PARAMS = -32602;
-
 /** Whether `error` says the task is unknown or expired. */
 export function isTaskNotFound(error: unknown): boolean {
   return (
-    error instanceof TaskClientError && (error.code === TaskClientErrorCode.NotFound || error.code === INVALID_PARAMS)
+    error instanceof TaskClientError &&
+    (error.code === TaskClientErrorCode.NotFound || error.code === JsonRpcErrorCode.InvalidParams)
   );
 }

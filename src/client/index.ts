@@ -5,8 +5,9 @@
 
 /** The zod the generated typed client builds its schemas with. */
 export { z } from 'zod';
+export { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 export type { TaskClientErrorCode as TaskClientErrorCodeValue } from './errors.js';
-export { isTaskNotFound, RpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
+export { isTaskNotFound, JsonRpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
 export type { CallOptions, TaskCall, TaskClient, TaskClientOptions, TaskServerTarget } from './task-client.js';
 export { connectTaskClient } from './task-client.js';
 export { TaskHandle } from './task-handle.js';
@@ -20,6 +21,7 @@ export type {
   TypedTaskEvent,
 } from './typed.js';
 export { createTypedClient } from './typed.js';
+/** The SDK's tool result (`content`, `structuredContent`, `isError`): what `TaskCall.result()` resolves with. */
 export type {
   CallToolResult,
   Dialect,

@@ -7,7 +7,7 @@
  * the `Client` sees them. Everything else passes through untouched.
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
-import { RpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
+import { JsonRpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
 
 type MessageHandler = NonNullable<Transport['onmessage']>;
 export type NotificationListener = (method: string, params: Record<string, unknown>) => void;
@@ -125,7 +125,7 @@ export class RawChannel {
     this.pending.delete(m.id);
     if (m.error) {
       const error = m.error as { code: number; message: string; data?: unknown };
-      pending.reject(new RpcResponseError(error.code, error.message, error.data));
+      pending.reject(new JsonRpcResponseError(error.code, error.message, error.data));
     } else pending.resolve((m.result ?? {}) as Record<string, unknown>);
     return true;
   }
@@ -134,6 +134,6 @@ export class RawChannel {
 /** A transport that could not deliver (an HTTP error without a JSON-RPC body, a closed pipe). */
 function fromSendError(error: unknown): Error {
   const e = error as { code?: unknown; message?: string; data?: unknown };
-  if (typeof e?.code === 'number') return new RpcResponseError(e.code, e.message ?? 'request failed', e.data);
+  if (typeof e?.code === 'number') return new JsonRpcResponseError(e.code, e.message ?? 'request failed', e.data);
   return error instanceof Error ? error : new Error(String(error));
 }

@@ -50,6 +50,10 @@ export type TaskServerTarget =
     }
   | { readonly transport: () => Transport | Promise<Transport> };
 
+/**
+ * How `connectTaskClient` connects: which revision to speak, credentials, and who answers
+ * questions that arrive outside a task handle.
+ */
 export interface TaskClientOptions {
   /** `auto` (default): 2026-07-28 when the server offers the tasks extension, else 2025-11-25. */
   readonly dialect?: DialectChoice;
@@ -69,6 +73,7 @@ export interface TaskClientOptions {
   readonly onQuestion?: (question: TaskQuestion) => QuestionAnswer | Promise<QuestionAnswer>;
 }
 
+/** Options of one `TaskClient.call`. */
 export interface CallOptions {
   /** Run as a task (default true). `false` makes a plain call and returns a settled handle. */
   readonly task?: boolean;
@@ -76,7 +81,13 @@ export interface CallOptions {
   readonly ttlMs?: number;
 }
 
-/** A call's handle: a task, or a call the server answered at once (then `taskId` is undefined). */
+/**
+ * A call's handle: a task, or a call the server answered at once (then `taskId` is undefined
+ * and every method answers from what it returned). `events` streams status, progress and
+ * questions; `answer`/`decline`/`respond` reply to a question by its key; `result()` resolves
+ * with the tool result once the task completes, and rejects with a `TaskClientError` when it
+ * was cancelled or failed with a JSON-RPC error (`JsonRpcResponseError`).
+ */
 export interface TaskCall {
   readonly taskId: string | undefined;
   readonly dialect: Dialect;
@@ -89,6 +100,10 @@ export interface TaskCall {
   result(): Promise<CallToolResult>;
 }
 
+/**
+ * A connection to one MCP server, made by `connectTaskClient`: call tools as tasks and follow
+ * them with one handle in either revision. Close it when done; open handles stop following.
+ */
 export interface TaskClient {
   /** The dialect this connection speaks. */
   readonly dialect: Dialect;
@@ -106,6 +121,32 @@ export interface TaskClient {
 
 const DEFAULT_CLIENT_INFO = { name: 'mcp-task-server-client', version: '0.1.0' };
 
+/**
+ * Connects to an MCP server that runs task tools, over Streamable HTTP (a URL), stdio (a
+ * command) or a transport of your own, and picks the task revision: 2026-07-28 when the server
+ * offers the tasks extension, else 2025-11-25 core tasks (or the one `options.dialect` forces).
+ * Works with any server that speaks either revision, not only this package's.
+ *
+ * Rejects with `TaskClientError` code `tasks_unsupported` when the server offers no task
+ * revision the options allow, and with the transport's error when it cannot connect.
+ *
+ * @example
+ * ```ts
+ * import { connectTaskClient } from 'mcp-task-server/client';
+ *
+ * const client = await connectTaskClient('http://127.0.0.1:3000/mcp');
+ * try {
+ *   const call = await client.call('deploy', { service: 'api' });
+ *   for await (const event of call.events) {
+ *     if (event.type === 'progress') console.log(event.message ?? `${event.progress}/${event.total ?? '?'}`);
+ *     if (event.type === 'question') await call.answer(event.question.key, { approve: true });
+ *   }
+ *   console.log((await call.result()).structuredContent);
+ * } finally {
+ *   await client.close();
+ * }
+ * ```
+ */
 export async function connectTaskClient(
   target: TaskServerTarget,
   options: TaskClientOptions = {},

@@ -6,7 +6,7 @@
  * `tasks/result` open: that is where the result and the task's questions arrive.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { isTaskNotFound, RpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
+import { isTaskNotFound, JsonRpcResponseError, TaskClientError, TaskClientErrorCode } from './errors.js';
 import { EventQueue } from './event-queue.js';
 import { QUESTION_KEY_META_KEY, questionFrom, type TaskOutcome, type TaskWire, toElicitResult } from './task-wire.js';
 import {
@@ -33,6 +33,11 @@ interface OpenQuestion {
   readonly respond: (result: Record<string, unknown>) => void;
 }
 
+/**
+ * One task as the client follows it, whichever revision carries it: its last known status
+ * (`latest`), a fresh one (`status()`), an event stream, answers to its questions, cancel and the
+ * result. `TaskClient.task(id)` makes one for a task created earlier, after a restart say.
+ */
 export class TaskHandle {
   private snapshot: TaskSnapshot | undefined;
   private outcome: TaskOutcome | undefined;
@@ -208,7 +213,7 @@ export class TaskHandle {
   private finish(): CallToolResult {
     const outcome = this.outcome;
     if (outcome?.kind === 'result') return outcome.result;
-    if (outcome?.kind === 'error') throw new RpcResponseError(outcome.code, outcome.message, outcome.data);
+    if (outcome?.kind === 'error') throw new JsonRpcResponseError(outcome.code, outcome.message, outcome.data);
     throw new TaskClientError(TaskClientErrorCode.Cancelled, `Task ${this.taskId} was cancelled`, {
       taskId: this.taskId,
       statusMessage: this.snapshot?.statusMessage,
@@ -260,7 +265,7 @@ export class TaskHandle {
     try {
       this.outcome = { kind: 'result', result: await read(this.taskId) };
     } catch (error) {
-      if (error instanceof RpcResponseError) {
+      if (error instanceof JsonRpcResponseError) {
         // A cancelled task has no result; servers answer that with an error of their choosing.
         const snapshot = await this.status().catch(() => this.snapshot);
         if (snapshot?.status !== 'cancelled')

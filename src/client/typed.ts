@@ -22,6 +22,7 @@ import type { CallToolResult, Dialect, TaskQuestion, TaskSnapshot } from './type
  */
 export type ResultKind = 'structured' | 'json' | 'text' | 'none' | 'raw';
 
+/** One tool in a generated typed client: its wire name and the zod schemas its calls are typed and checked by. */
 export interface ToolSpec {
   readonly tool: string;
   readonly input: z.ZodType;
@@ -32,6 +33,7 @@ export interface ToolSpec {
   readonly questions: Readonly<Record<string, z.ZodType>>;
 }
 
+/** The tools of a generated typed client, by method name: what `createTypedClient` builds methods from. */
 export type ClientSpec = Readonly<Record<string, ToolSpec>>;
 
 type ResultOf<S extends ToolSpec> = S['result'] extends 'structured' | 'json'
@@ -49,6 +51,10 @@ type QuestionsOf<S extends ToolSpec> = S['questions'];
 /** A question key: the name, or the name and how often it was asked (`approval-2`). */
 export type QuestionKey<Q> = Extract<keyof Q, string> | `${Extract<keyof Q, string>}-${number}`;
 
+/**
+ * What a typed call's `events` yields: the untyped `TaskEvent`s, with each question named by the
+ * `@NeedsInput` name it was declared with.
+ */
 export type TypedTaskEvent<Q> =
   | { readonly type: 'status'; readonly task: TaskSnapshot }
   | { readonly type: 'progress'; readonly progress: number; readonly total?: number; readonly message?: string }
@@ -84,6 +90,10 @@ type ArgsOf<S extends ToolSpec> =
     ? [args?: z.input<S['input']>, options?: CallOptions]
     : [args: z.input<S['input']>, options?: CallOptions];
 
+/**
+ * A typed client: one method per tool, typed from the server's own schemas, plus the task client
+ * underneath and `close`. The generated `createClient` returns one.
+ */
 export type TypedClient<Spec extends ClientSpec> = {
   readonly [M in keyof Spec]: (
     ...args: ArgsOf<Spec[M]>

@@ -6,12 +6,16 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 
 export type { CallToolResult };
 
-/** The two task dialects a client can speak: 2025-11-25 core tasks and the 2026-07-28 tasks extension. */
+/** The two task revisions a client can speak: 2025-11-25 core tasks, or the 2026-07-28 tasks extension. */
 export type Dialect = '2025-11-25' | '2026-07-28';
 
 /** How `connectTaskClient` picks a dialect: negotiate (default), or force one. */
 export type DialectChoice = 'auto' | '2025' | '2026';
 
+/**
+ * A task's status in either revision. `completed`, `failed` and `cancelled` are terminal: a task
+ * never leaves them.
+ */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);

@@ -10,8 +10,8 @@ import { TaskError } from '../engine/errors.js';
 import { expiresAt, type TaskRecord, type TaskStatus } from '../engine/task.js';
 import type { ClientConnection } from '../http/client-address.js';
 import { readText } from '../http/json-body.js';
-import type { RateBudget, RateLimited, RateSubject } from '../http/rate-budget.js';
-import { RpcError } from '../protocol/rpc-error.js';
+import type { RateBudget, RateLimitedError, RateSubject } from '../http/rate-budget.js';
+import { JsonRpcError } from '../jsonrpc/json-rpc-error.js';
 import type { ToolCalls } from '../protocol/tool-calls.js';
 import { dashboardPage } from './page.js';
 import { resultText, TaskTimelines, type TimelineEntry } from './timeline.js';
@@ -60,7 +60,7 @@ export function dashboardRoutes(deps: DashboardDeps): DashboardRoutes {
     .map((tool) => tool.name);
 
   /** Spends `points` reads of the caller's budget: the refusal, if over it. */
-  const spend = async (subject: RateSubject, points = 1): Promise<RateLimited | undefined> => {
+  const spend = async (subject: RateSubject, points = 1): Promise<RateLimitedError | undefined> => {
     const limited = await deps.rateLimits?.consume(subject, 'read', points);
     if (limited) deps.onRefused?.('rate_limit');
     return limited;
@@ -171,7 +171,7 @@ async function listTasks(
   tools: readonly string[],
   viewer: { principal: string | null; admin: boolean },
   /** Spends one more read for each page past the first (which the request paid for). */
-  nextPage: () => Promise<RateLimited | undefined>,
+  nextPage: () => Promise<RateLimitedError | undefined>,
 ): Promise<Response> {
   const status = url.searchParams.get('status') || undefined;
   const tool = url.searchParams.get('tool') || undefined;
@@ -270,7 +270,7 @@ function engineError(error: unknown): Response {
     return json({ error: error.message }, 400);
   }
   // What the tool layer's answer path throws: JSON-RPC errors (-32602 for an unknown task).
-  if (error instanceof RpcError) {
+  if (error instanceof JsonRpcError) {
     return json({ error: error.message }, /not found/i.test(error.message) ? 404 : 400);
   }
   throw error;
@@ -286,7 +286,7 @@ function decodedOrUndefined(text: string): string | undefined {
 }
 
 /** 429 with `Retry-After`, the limit named, as `/mcp` answers. */
-function rateLimitedResponse(limited: RateLimited): Response {
+function rateLimitedResponse(limited: RateLimitedError): Response {
   return Response.json(
     { error: limited.message, ...(limited.data as Record<string, unknown>) },
     {

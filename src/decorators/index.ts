@@ -61,10 +61,15 @@ function markMethod(apply: (at: DecoratedMethod) => void): MethodDecorator {
  *
  * @example
  * ```ts
- * class Reports {
- *   /** Builds the quarterly report. *\/
+ * import { Task, type TaskContext } from 'mcp-task-server';
+ *
+ * export class Reports {
+ *   /** Builds the quarterly report: the doc comment becomes the tool's description. *\/
  *   @Task({ ttlMs: 3_600_000 })
- *   async buildReport(quarter: string, ctx: TaskContext): Promise<{ url: string }> { ... }
+ *   async buildReport(quarter: string, ctx: TaskContext): Promise<{ url: string }> {
+ *     ctx.progress(`building ${quarter}`);
+ *     return { url: `https://reports.example.com/${quarter}.pdf` };
+ *   }
  * }
  * ```
  * @mcpTaskgen task
@@ -77,7 +82,22 @@ export function Task(options: TaskOptions = {}): MethodDecorator {
 }
 
 /**
- * Marks a method as an ordinary tool that always answers inline and never becomes a task.
+ * Marks a method as an ordinary tool that always answers inline and never becomes a task
+ * (`taskSupport: "forbidden"`): for quick lookups next to the long-running `@Task` methods.
+ * It gets a `TaskContext` too (its `taskId` is `undefined`).
+ *
+ * @example
+ * ```ts
+ * import { Tool } from 'mcp-task-server';
+ *
+ * export class Reports {
+ *   /** Lists the quarters a report can be built for. *\/
+ *   @Tool()
+ *   async listQuarters(): Promise<string[]> {
+ *     return ['2026-Q1', '2026-Q2'];
+ *   }
+ * }
+ * ```
  * @mcpTaskgen tool
  */
 export function Tool(options: ToolOptions = {}): MethodDecorator {
@@ -93,9 +113,16 @@ export function Tool(options: ToolOptions = {}): MethodDecorator {
  *
  * @example
  * ```ts
- * @Task()
- * @NeedsInput<{ approve: boolean }>('approval', { message: 'Deploy to production?' })
- * async deploy(env: string, ctx: TaskContext) { ... }
+ * import { NeedsInput, Task, type TaskContext } from 'mcp-task-server';
+ *
+ * export class Deployer {
+ *   @Task()
+ *   @NeedsInput<{ approve: boolean }>('approval', { message: 'Deploy to production?' })
+ *   async deploy(env: string, ctx: TaskContext<{ approval: { approve: boolean } }>): Promise<string> {
+ *     const answer = await ctx.input('approval');
+ *     return answer.action === 'accept' && answer.content.approve ? `deployed to ${env}` : 'not deployed';
+ *   }
+ * }
  * ```
  * @mcpTaskgen needsInput
  */

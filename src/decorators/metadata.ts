@@ -17,6 +17,10 @@ export const TOOL_METADATA_KEY = 'mcp-task-server:tool';
 /** Metadata key of `@NeedsInput`: every question of the method, in source order (`QuestionMetadata[]`). */
 export const NEEDS_INPUT_METADATA_KEY = 'mcp-task-server:needs-input';
 
+/**
+ * One `@NeedsInput` question as `reflect-metadata` holds it under `NEEDS_INPUT_METADATA_KEY`: its
+ * name and options.
+ */
 export interface QuestionMetadata extends NeedsInputOptions {
   /** The name `ctx.input(name)` asks it by. */
   readonly name: string;

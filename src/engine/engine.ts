@@ -9,7 +9,7 @@ import { type Caller, isVisibleTo } from './caller.js';
 export type { Caller } from './caller.js';
 
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { LimitExceeded, TaskError, taskNotFound } from './errors.js';
+import { LimitExceededError, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
 import { FollowerRegistry } from './follower-registry.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
@@ -205,7 +205,7 @@ export class TaskEngine {
       );
     } catch (error) {
       if (!(error instanceof TaskError && error.code === 'LIMIT_EXCEEDED') || maxLive === null) throw error;
-      throw new LimitExceeded(
+      throw new LimitExceededError(
         'maxLiveTasksPerPrincipal',
         maxLive,
         `Too many unfinished tasks for this caller: the limit is ${maxLive} (maxLiveTasksPerPrincipal); wait for some to end or cancel them`,

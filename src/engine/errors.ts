@@ -15,11 +15,11 @@ export type TaskErrorCode =
   | 'RUNTIME_UNAVAILABLE'
   /** A client-chosen task id (SEP-1686) that is already taken. */
   | 'DUPLICATE_TASK'
-  /** A quota of the caller is used up (see `LimitExceeded`). */
+  /** A quota of the caller is used up (see `LimitExceededError`). */
   | 'LIMIT_EXCEEDED';
 
 export class TaskError extends Error {
-  override readonly name = 'TaskError';
+  override readonly name: string = 'TaskError';
   constructor(
     readonly code: TaskErrorCode,
     message: string,
@@ -30,7 +30,8 @@ export class TaskError extends Error {
 }
 
 /** A bound on what one caller may hold or send, named as it is configured, with its value. */
-export class LimitExceeded extends TaskError {
+export class LimitExceededError extends TaskError {
+  override readonly name: string = 'LimitExceededError';
   constructor(
     readonly limit: string,
     readonly value: number,
@@ -57,6 +58,10 @@ export class TaskPaused extends Error {
   }
 }
 
+/**
+ * Whether `error` is the `TaskPaused` signal. A method that catches errors around `ctx.input`
+ * rethrows what this accepts, so the run can unwind while the task waits for its answer.
+ */
 export function isTaskPaused(error: unknown): error is TaskPaused {
   return error instanceof TaskPaused;
 }

@@ -18,6 +18,10 @@ export interface TaskFacts {
   readonly jobId?: string;
 }
 
+/**
+ * One fact in a task's life, as the engine, the runtimes and the tool layer report it to a
+ * `TaskObserver`: plain data, keyed by `type`, never holding arguments or answers.
+ */
 export type LifecycleEvent =
   | { readonly type: 'created'; readonly task: TaskFacts; readonly ttlMs: number | null }
   | {
@@ -72,6 +76,11 @@ export type LifecycleEvent =
 
 export type LifecycleType = LifecycleEvent['type'];
 
+/**
+ * Receives every `LifecycleEvent` of the tasks this process creates or runs: the hook that logs,
+ * metrics and audit trails are built on. `observe` must return quickly; what it throws is
+ * swallowed, so observing never breaks the work it observes.
+ */
 export interface TaskObserver {
   observe(event: LifecycleEvent): void;
 }

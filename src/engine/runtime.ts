@@ -33,6 +33,12 @@ export interface CreateOptions {
   readonly maxLiveForOwner?: number;
 }
 
+/**
+ * Where tasks are stored and run: the contract the engine drives and both built-in runtimes
+ * (`MemoryTaskRuntime`, `BullmqTaskRuntime`) meet. A runtime of your own passes
+ * `test/contract/runtime-contract.ts`; it stores and runs, and never decides policy (TTL, owner,
+ * ids): the engine hands it complete records.
+ */
 export interface TaskRuntime {
   /** A short name for logs (`memory`, `bullmq`). */
   readonly kind: string;

@@ -31,9 +31,9 @@ import {
 } from '../http/client-address.js';
 import { type BodyReading, bodyTooLarge, readJsonBody } from '../http/json-body.js';
 import type { RateSubject } from '../http/rate-budget.js';
+import { type JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { Logger } from '../observe/logger.js';
 import { isPlainObject } from '../protocol/params.js';
-import type { RpcError } from '../protocol/rpc-error.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
@@ -43,6 +43,12 @@ import { fillMissingTaskName } from './task-name-header.js';
 import { readTaskListen, serveTaskListen } from './task-subscriptions.js';
 import type { WaiterRegistry } from './waiters.js';
 
+/**
+ * Bearer authentication in front of `/mcp` (and the dashboard). The verifier checks each token;
+ * the principal that owns tasks is then read from the verified `AuthInfo` (see
+ * `defaultPrincipalResolver`). A missing or refused token is answered 401 with a
+ * `WWW-Authenticate` header naming `resourceMetadataUrl`; a token without `requiredScopes`, 403.
+ */
 export interface HttpAuthOptions {
   readonly verifier: OAuthTokenVerifier;
   /** Reject requests without a bearer token (default). `false` lets anonymous callers in. */
@@ -51,6 +57,11 @@ export interface HttpAuthOptions {
   readonly resourceMetadataUrl?: string;
 }
 
+/**
+ * How the Streamable HTTP front accepts requests: which Host and Origin names it trusts,
+ * authentication, session idling, and which proxies may name the client. The defaults suit a
+ * server bound to 127.0.0.1 with no auth.
+ */
 export interface HttpFrontOptions {
   /**
    * Host header names accepted (DNS-rebinding protection). Default: localhost names only,
@@ -397,12 +408,12 @@ export function subjectOf(admission: Admission): RateSubject {
 
 function sessionNotFound(): Response {
   return Response.json(
-    { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null },
+    { jsonrpc: '2.0', error: { code: JsonRpcErrorCode.SessionNotFound, message: 'Session not found' }, id: null },
     { status: 404 },
   );
 }
 
-function errorResponse(error: RpcError, body: unknown, status: number): Response {
+function errorResponse(error: JsonRpcError, body: unknown, status: number): Response {
   const id = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   return Response.json({ jsonrpc: '2.0', id, error: error.toJSON() }, { status });
 }

@@ -46,6 +46,11 @@ export interface TaskServerLimits {
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
+/**
+ * The bounds a server applies when `limits` (or the `MCP_TASK_<NAME>` variables) leave one unset:
+ * each is large enough for ordinary use and small enough that one caller cannot exhaust a
+ * process. `docs/guide/error-codes.md` lists the error each one answers with.
+ */
 export const DEFAULT_LIMITS: TaskServerLimits = {
   maxBodyBytes: 4 * MIB,
   maxJsonDepth: 64,

@@ -6,7 +6,8 @@
  */
 
 import { type CallerIdentity, identityKey } from '../http/client-address.js';
-import { limitExceeded, type RpcError } from '../protocol/rpc-error.js';
+import type { JsonRpcError } from '../jsonrpc/json-rpc-error.js';
+import { limitExceeded } from '../protocol/rpc-error.js';
 
 export class PrincipalSlots {
   private readonly held = new Map<string, number>();
@@ -35,7 +36,7 @@ export class PrincipalSlots {
     };
   }
 
-  refusal(): RpcError {
+  refusal(): JsonRpcError {
     return limitExceeded(
       this.limitName,
       this.limit,

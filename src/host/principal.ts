@@ -6,6 +6,10 @@
 import { userInfo } from 'node:os';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 
+/**
+ * What a `PrincipalResolver` may look at to name the caller: the transport, the verified token
+ * (when bearer authentication ran) and, over HTTP, the request headers.
+ */
 export interface PrincipalSource {
   readonly transport: 'http' | 'stdio';
   /** Set when the request passed bearer authentication (the `auth` option or your own middleware). */

@@ -17,11 +17,12 @@ import {
 import { z } from 'zod';
 import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { Logger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
-import { asRpc, ErrorCode, RpcError, toRpcError } from '../protocol/rpc-error.js';
+import { asRpc, toJsonRpcError } from '../protocol/rpc-error.js';
 import { isSep1686Task, readSep1686TaskRequest, type Sep1686Dialect, toSep1686Task } from '../protocol/sep-1686.js';
 import { type Elicit, serverCapabilities2025, type Tasks2025Dialect, toTask2025 } from '../protocol/tasks-2025.js';
 import {
@@ -422,7 +423,7 @@ async function verifiedRequestState(
     if (typeof raw !== 'string') throw new Error('not a sealed string');
     return await codec.verify(raw, ctx);
   } catch {
-    throw new RpcError(ErrorCode.InvalidParams, 'Invalid or expired requestState', {
+    throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, 'Invalid or expired requestState', {
       reason: 'invalid_request_state',
     });
   }
@@ -478,8 +479,8 @@ function progressForwarder(ctx: ServerContext): ((update: TaskProgress) => void)
 
 function asProtocolError(error: unknown, logger: Logger, method: string): ProtocolError {
   if (error instanceof ProtocolError) return error;
-  const rpc = error instanceof RpcError ? error : toRpcError(error);
-  if (!(error instanceof RpcError) && rpc.code === -32603) {
+  const rpc = error instanceof JsonRpcError ? error : toJsonRpcError(error);
+  if (!(error instanceof JsonRpcError) && rpc.code === JsonRpcErrorCode.InternalError) {
     logger.error(`${method} failed`, {
       error: error instanceof Error ? (error.stack ?? error.message) : String(error),
     });

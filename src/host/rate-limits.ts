@@ -14,7 +14,7 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import { identityKey } from '../http/client-address.js';
-import { type RateBudget, type RateKind, RateLimited, type RateSubject } from '../http/rate-budget.js';
+import { type RateBudget, type RateKind, RateLimitedError, type RateSubject } from '../http/rate-budget.js';
 import { isPlainObject } from '../protocol/params.js';
 import type { RedisClient } from '../runtime/bullmq/index.js';
 import type { TaskServerLimits } from './limits.js';
@@ -92,7 +92,7 @@ export class RateLimits implements RateBudget {
    * store failure lets the request through, since the limits protect the service and must not
    * take it down with Redis.
    */
-  async consume(subject: RateSubject, kind: RateKind, points = 1): Promise<RateLimited | undefined> {
+  async consume(subject: RateSubject, kind: RateKind, points = 1): Promise<RateLimitedError | undefined> {
     const burst = kind === 'create' ? this.limits.createBurst : this.limits.readBurst;
     try {
       await this.storeReady();
@@ -105,7 +105,7 @@ export class RateLimits implements RateBudget {
         kind === 'create'
           ? (['createsPerSecond', this.limits.createsPerSecond] as const)
           : (['readsPerSecond', this.limits.readsPerSecond] as const);
-      return new RateLimited(limit, value, retryAfterMs, kind);
+      return new RateLimitedError(limit, value, retryAfterMs, kind);
     }
   }
 

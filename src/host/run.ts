@@ -6,6 +6,10 @@ import { readConfigOrExit } from './config.js';
 import { limitsFromEnvironment } from './limits.js';
 import { createTaskServer, type ListenOptions, type TaskServer, type TaskServerOptions } from './task-server.js';
 
+/**
+ * `createTaskServer`'s options, plus where `runTaskServer` listens and which arguments it reads.
+ * Options given here win over the environment.
+ */
 export interface RunOptions extends TaskServerOptions {
   /** Command-line arguments to read `--stdio` from. Default: `process.argv.slice(2)`. */
   readonly argv?: readonly string[];
@@ -13,6 +17,11 @@ export interface RunOptions extends TaskServerOptions {
 }
 
 /**
+ * The entry point most apps need: builds the server with `createTaskServer`, serves it over
+ * Streamable HTTP (or stdio when the arguments hold `--stdio`), prints
+ * `MCP task server listening on <url>` on stdout, and closes it on SIGTERM/SIGINT. Resolves
+ * with the server once it serves.
+ *
  * Reads the environment once (see `readConfig`: `REDIS_URL`, `REDIS_PREFIX`, `WORKERS`, `PORT`,
  * `HOST`, the worker timings; and the limits, `MCP_TASK_<LIMIT>`, see `limitsFromEnvironment`)
  * unless the options say otherwise. A bad value ends the process
@@ -20,6 +29,16 @@ export interface RunOptions extends TaskServerOptions {
  * `ALLOWED_ORIGINS` (comma-separated host names for the DNS-rebinding checks, for a server
  * reached by other names than localhost) widen the HTTP front's defaults; `TRUST_PROXY`
  * (comma-separated proxy addresses or ranges) sets `http.trustProxy`.
+ *
+ * @example
+ * ```ts
+ * // server.ts: `node server.js` serves HTTP on $PORT (default 3000), `node server.js --stdio` serves stdio.
+ * import { runTaskServer } from 'mcp-task-server';
+ * import { taskManifest } from './__generated__/tasks.generated.js';
+ * import { Reports } from './reports.js';
+ *
+ * await runTaskServer({ manifest: taskManifest, instances: [new Reports()] });
+ * ```
  */
 export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
   const config = readConfigOrExit();

@@ -31,6 +31,10 @@ export interface RedisSetup {
   readonly worker?: Omit<TaskWorkerSettings, 'executor' | 'concurrency' | 'logger'>;
 }
 
+/**
+ * Which runtime `createTaskServer` builds when no `runtime` is given: BullMQ on `redis` when it
+ * is set, else the in-process runtime; and how many tasks this process runs at once.
+ */
 export interface RuntimeChoice {
   readonly redis?: RedisConnection | RedisSetup;
   /**

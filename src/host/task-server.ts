@@ -20,11 +20,11 @@ import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import type { ClientConnection } from '../http/client-address.js';
+import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { type Logger, silentLogger } from '../observe/logger.js';
 import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
 import type { InlineState } from '../protocol/inline-state.js';
-import { ErrorCode } from '../protocol/rpc-error.js';
 import { Sep1686Dialect } from '../protocol/sep-1686.js';
 import { Tasks2025Dialect } from '../protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../protocol/tasks-2026.js';
@@ -55,6 +55,11 @@ import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, re
 import { attachStatusPush } from './status-push.js';
 import { WaiterRegistry, type WaiterStats } from './waiters.js';
 
+/**
+ * What `createTaskServer` needs: the generated manifest and the instances its tools run on.
+ * Everything else has a default that suits one process on a laptop: the in-process runtime,
+ * pino logs on stdout, the limits in `DEFAULT_LIMITS`, no metrics and no dashboard.
+ */
 export interface TaskServerOptions extends RuntimeChoice {
   /** The `taskManifest` exported by the module `mcp-taskgen` generated. */
   readonly manifest: TaskManifest;
@@ -121,10 +126,16 @@ export interface TaskServerOptions extends RuntimeChoice {
   readonly logDestination?: 'stdout' | 'stderr';
 }
 
+/**
+ * How `/metrics` is served. `token` puts the Prometheus text behind
+ * `Authorization: Bearer <token>`; without one the route is open, and a server listening beyond
+ * loopback warns about that at start-up.
+ */
 export interface MetricsOptions {
   readonly token?: string;
 }
 
+/** Where `TaskServer.listen` serves Streamable HTTP. */
 export interface ListenOptions {
   /** Default: `PORT` from the environment, else 3000. `0` picks a free port. */
   readonly port?: number;
@@ -134,6 +145,10 @@ export interface ListenOptions {
   readonly path?: string;
 }
 
+/**
+ * A Streamable HTTP listener started by `TaskServer.listen`: its address (`url` ends with the
+ * MCP path, ready to hand to a client) and how to stop it.
+ */
 export interface ListeningServer {
   readonly url: string;
   readonly port: number;
@@ -141,6 +156,11 @@ export interface ListeningServer {
   close(): Promise<void>;
 }
 
+/**
+ * A task server, made by `createTaskServer`: serve it over Streamable HTTP (`listen`, or
+ * `fetch` inside a host of your own), over stdio (`serveStdio`), or both. `engine`, `registry`
+ * and `runtime` are exposed for tests and tooling; an app does not need them.
+ */
 export interface TaskServer {
   readonly engine: TaskEngine;
   readonly registry: ToolRegistry;
@@ -165,11 +185,37 @@ export interface TaskServer {
   close(): Promise<void>;
 }
 
+/**
+ * What `TaskServer.stats` counts: the requests and streams the HTTP front holds open, and the
+ * engine's followers of task changes.
+ */
 export interface TaskServerStats {
   readonly waiters: WaiterStats;
   readonly engine: ReturnType<TaskEngine['waiterStats']>;
 }
 
+/**
+ * Builds a task server for the tools in `manifest`, run on `instances`. Nothing listens yet:
+ * call `listen()` for Streamable HTTP or `serveStdio()` for stdio. The runtime is BullMQ when
+ * `redis` is set, else in-process (tasks end with the process).
+ *
+ * Throws `ManifestError` when the manifest and the loaded classes disagree (a stale
+ * `mcp-taskgen` output, a missing instance), and `RangeError` for contradictory settings such as
+ * `workers: 0` without Redis, so a misconfigured server never accepts traffic. `runTaskServer`
+ * does the same and also reads the environment and handles signals.
+ *
+ * @example
+ * ```ts
+ * import { createTaskServer } from 'mcp-task-server';
+ * import { taskManifest } from './__generated__/tasks.generated.js';
+ * import { Reports } from './reports.js';
+ *
+ * const server = createTaskServer({ manifest: taskManifest, instances: [new Reports()] });
+ * const { url } = await server.listen({ port: 3000 });
+ * console.error(`MCP endpoint: ${url}`);
+ * // Later: await server.close();
+ * ```
+ */
 export function createTaskServer(options: TaskServerOptions): TaskServer {
   const output = options.logger ? undefined : new LogOutput();
   if (options.logDestination === 'stderr') output?.useStderr();
@@ -454,8 +500,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
 /** Which refusal a JSON-RPC error code stands for, if any (for `mcp_task_refusals_total`). */
 function refusalOf(outcome: number | 'ok'): RefusalReason | undefined {
-  if (outcome === ErrorCode.LimitExceeded) return 'quota';
-  if (outcome === ErrorCode.RateLimited) return 'rate_limit';
+  if (outcome === JsonRpcErrorCode.LimitExceeded) return 'quota';
+  if (outcome === JsonRpcErrorCode.RateLimited) return 'rate_limit';
   return undefined;
 }
 

@@ -13,8 +13,8 @@
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { TaskFollower } from '../engine/follow.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject } from '../protocol/params.js';
-import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   declaresTasksExtension,
@@ -71,7 +71,7 @@ export async function serveTaskListen(
   if (typeof meta[PROTOCOL_VERSION_META_KEY] !== 'string') {
     return errorResponse(
       listen.id,
-      new RpcError(ErrorCode.InvalidParams, 'params._meta needs the protocol version'),
+      new JsonRpcError(JsonRpcErrorCode.InvalidParams, 'params._meta needs the protocol version'),
       400,
     );
   }
@@ -83,8 +83,8 @@ export async function serveTaskListen(
   ) {
     return errorResponse(
       listen.id,
-      new RpcError(
-        ErrorCode.InvalidParams,
+      new JsonRpcError(
+        JsonRpcErrorCode.InvalidParams,
         `notifications.taskIds must be an array of at most ${deps.maxTaskIds} task ids (maxTaskIdsPerListen)`,
       ),
       400,
@@ -201,7 +201,7 @@ export function goneTaskC(last: TaskRecord, now: number): Record<string, unknown
     status: 'failed',
     statusMessage: message,
     lastUpdatedAt: new Date(now).toISOString(),
-    error: { code: ErrorCode.InvalidParams, message: `Failed to retrieve task: ${message}` },
+    error: { code: JsonRpcErrorCode.InvalidParams, message: `Failed to retrieve task: ${message}` },
   };
 }
 
@@ -210,6 +210,6 @@ function sessionOf(request: Request): string {
   return request.headers.get('mcp-session-id') ?? '(no session)';
 }
 
-function errorResponse(id: string | number, error: RpcError, status: number): Response {
+function errorResponse(id: string | number, error: JsonRpcError, status: number): Response {
   return Response.json({ jsonrpc: '2.0', id, error: error.toJSON() }, { status });
 }

@@ -5,6 +5,7 @@
  */
 import { OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 
+/** One token of a `tokenTableVerifier` table: whom it stands for and what it may do. */
 export interface TokenTableEntry {
   /** The user the token stands for; without it the token names nobody and is refused. */
   readonly sub?: string;
@@ -12,6 +13,12 @@ export interface TokenTableEntry {
   readonly scopes?: readonly string[];
 }
 
+/**
+ * A verifier for `http.auth.verifier` that accepts exactly the tokens in `table`, each for an
+ * hour from the time it is checked; any other token is refused with `invalid_token` (HTTP 401).
+ * For development, tests and fixtures; production servers verify tokens from an authorization
+ * server instead.
+ */
 export function tokenTableVerifier(table: Readonly<Record<string, TokenTableEntry>>): OAuthTokenVerifier {
   return {
     async verifyAccessToken(token) {

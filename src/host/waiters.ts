@@ -6,11 +6,16 @@
 
 export type WaiterKind = 'result' | 'stream';
 
+/** Open waits of one kind each: blocking `tasks/result` calls and listen streams. */
 export interface WaiterCounts {
   result: number;
   stream: number;
 }
 
+/**
+ * The waits a server holds open, in total and per session (see `TaskServer.stats`). Each count
+ * returns to zero once its clients are gone; one that never falls is a leak.
+ */
 export interface WaiterStats {
   readonly total: WaiterCounts;
   /** Per session id (2026 requests and stdio have none: `(no session)`); sessions at zero are left out. */

@@ -21,6 +21,10 @@ import {
 import { DEFAULT_WORKER_CONCURRENCY, type RedisSetup, redisSetup } from './runtime-choice.js';
 import type { MetricsOptions } from './task-server.js';
 
+/**
+ * What `createTaskWorker` needs: the same manifest and instances as the server, and the Redis
+ * the server's BullMQ runtime uses (with the same prefix, queue and shard count).
+ */
 export interface TaskWorkerProcessOptions {
   readonly manifest: TaskManifest;
   /** Instances of the decorated classes, as the server gets them. */
@@ -36,6 +40,32 @@ export interface TaskWorkerProcessOptions {
   readonly metrics?: TaskMetrics;
 }
 
+/**
+ * Starts a BullMQ worker that runs this app's tasks, taken from the queue the servers sharing
+ * `redis` fill. It begins taking jobs at once (`started` resolves when it does); `close()` lets
+ * running tasks finish within the shutdown grace period and hands the rest back to the queue.
+ * Reads no environment except `MCP_TASK_MAX_RESULT_BYTES`; `runTaskWorkers` is the whole-process
+ * version with signals and health routes.
+ *
+ * Throws `RangeError` when `concurrency` is not a whole number of 1 or more, and `ManifestError`
+ * when the manifest and the classes disagree.
+ *
+ * @example
+ * ```ts
+ * import { createTaskWorker } from 'mcp-task-server';
+ * import { taskManifest } from './__generated__/tasks.generated.js';
+ * import { Reports } from './reports.js';
+ *
+ * const worker = createTaskWorker({
+ *   manifest: taskManifest,
+ *   instances: [new Reports()],
+ *   redis: 'redis://127.0.0.1:6379',
+ *   concurrency: 4,
+ * });
+ * await worker.started;
+ * process.once('SIGTERM', () => void worker.close());
+ * ```
+ */
 export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker {
   const logger = options.logger ? toLogger(options.logger) : defaultWorkerLogger();
   const setup = redisSetup(options.redis);
@@ -65,6 +95,10 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
   });
 }
 
+/**
+ * `runTaskWorkers`' options: a worker's, with Redis read from the environment when not given,
+ * and an optional health port for container probes.
+ */
 export type RunWorkersOptions = Omit<TaskWorkerProcessOptions, 'redis' | 'metrics'> & {
   /** Default: `REDIS_URL`. */
   readonly redis?: RedisConnection | RedisSetup;

@@ -3,7 +3,7 @@
  * `Content-Length` before), the nesting depth by a linear scan before `JSON.parse`, so a
  * body nested a million deep costs one pass over its bytes instead of a recursive parse.
  */
-import { ErrorCode } from '../protocol/rpc-error.js';
+import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 
 export type BodyReading =
   | { readonly ok: true; readonly body: unknown }
@@ -26,14 +26,18 @@ export function parseJsonBody(text: string, limits: { readonly maxJsonDepth: num
   if (exceedsDepth(text, limits.maxJsonDepth)) {
     return refuse(
       400,
-      ErrorCode.ParseError,
+      JsonRpcErrorCode.ParseError,
       `Parse error: the JSON is nested deeper than ${limits.maxJsonDepth} levels (maxJsonDepth)`,
     );
   }
   try {
     return { ok: true, body: JSON.parse(text) };
   } catch (error) {
-    return refuse(400, ErrorCode.ParseError, `Parse error: ${error instanceof Error ? error.message : String(error)}`);
+    return refuse(
+      400,
+      JsonRpcErrorCode.ParseError,
+      `Parse error: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -78,8 +82,11 @@ export function exceedsDepth(text: string, maxDepth: number): boolean {
 
 /** The refusal of a body over `maxBodyBytes`, whether its `Content-Length` or its reading said so. */
 export function bodyTooLarge(maxBodyBytes: number): Response {
-  return refuse(413, ErrorCode.InvalidRequest, `The request body is over the ${maxBodyBytes}-byte limit (maxBodyBytes)`)
-    .response;
+  return refuse(
+    413,
+    JsonRpcErrorCode.InvalidRequest,
+    `The request body is over the ${maxBodyBytes}-byte limit (maxBodyBytes)`,
+  ).response;
 }
 
 function refuse(status: number, code: number, message: string): BodyReading & { ok: false } {

@@ -3,7 +3,7 @@
  * (`src/host/rate-limits.ts`) keeps its counters in memory or Redis; routes beside the host,
  * such as the dashboard's, see only this.
  */
-import { ErrorCode, RpcError } from '../protocol/rpc-error.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { CallerIdentity } from './client-address.js';
 
 /** The two budgets: creating tasks, and reading or acting on existing ones. */
@@ -14,11 +14,12 @@ export type RateSubject = CallerIdentity;
 
 /** Counts requests against a subject's budget; resolves with the refusal when over it. */
 export interface RateBudget {
-  consume(subject: RateSubject, kind: RateKind, points?: number): Promise<RateLimited | undefined>;
+  consume(subject: RateSubject, kind: RateKind, points?: number): Promise<RateLimitedError | undefined>;
 }
 
 /** Over a rate limit: HTTP answers 429 with `Retry-After`; stdio gets this error, the delay in `data`. */
-export class RateLimited extends RpcError {
+export class RateLimitedError extends JsonRpcError {
+  override readonly name: string = 'RateLimitedError';
   constructor(
     limit: string,
     value: number,
@@ -26,7 +27,7 @@ export class RateLimited extends RpcError {
     kind: RateKind,
   ) {
     super(
-      ErrorCode.RateLimited,
+      JsonRpcErrorCode.RateLimited,
       `Too many task ${kind === 'create' ? 'creations' : 'reads'}: the limit is ${value} per second (${limit}); retry in ${retryAfterMs} ms`,
       { limit, value, retryAfterMs },
     );

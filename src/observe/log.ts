@@ -13,6 +13,10 @@ import type { Logger } from './logger.js';
 export type ProcessRole = 'server' | 'worker';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+/**
+ * A log threshold, as `MCP_TASK_LOG_LEVEL` spells it: lines below it are not written, and
+ * `silent` writes none.
+ */
 export type LogLevel = (typeof LEVELS)[number];
 
 /** The part of a pino logger the framework uses; any pino-compatible logger has it. */

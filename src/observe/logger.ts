@@ -13,6 +13,10 @@ export interface Logger {
   error(message: string, data?: Record<string, unknown>): void;
 }
 
+/**
+ * A `Logger` that writes nothing: for tests and benchmarks. A server given it also skips
+ * building its lifecycle log lines.
+ */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export function childLogger(parent: Logger, fields: Record<string, unknown>): Logger {

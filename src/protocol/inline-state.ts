@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { Caller } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
-import { ErrorCode, RpcError } from './rpc-error.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 
 /** Steps and answers one inline call may carry: beyond this, the call should be a task. */
 export const MAX_INLINE_STATE_BYTES = 64 * 1024;
@@ -41,8 +41,8 @@ export function newInlineState(
   const state: InlineState = { v: 1, tool, args: digestOf(args), principal: caller.principal, steps, answers };
   const size = Buffer.byteLength(JSON.stringify(state));
   if (size > MAX_INLINE_STATE_BYTES) {
-    throw new RpcError(
-      ErrorCode.InternalError,
+    throw new JsonRpcError(
+      JsonRpcErrorCode.InternalError,
       `Tool ${tool}: its ctx.step results and answers (${size} bytes) exceed the ${MAX_INLINE_STATE_BYTES}-byte limit of a call without a task; call it as a task`,
     );
   }
@@ -66,7 +66,7 @@ export function carriedState(state: unknown, tool: string, args: unknown, caller
     candidate.principal === caller.principal &&
     typeof candidate.steps === 'object' &&
     typeof candidate.answers === 'object';
-  if (!fits) throw new RpcError(ErrorCode.InvalidParams, 'requestState does not belong to this call');
+  if (!fits) throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, 'requestState does not belong to this call');
   return candidate as InlineState;
 }
 

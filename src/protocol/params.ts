@@ -1,12 +1,12 @@
 /** Reading request params defensively: the adapters must not trust the SDK to have checked them. */
-import { ErrorCode, RpcError } from './rpc-error.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 
 export type Params = Readonly<Record<string, unknown>> | undefined;
 
 export function requireTaskId(params: Params): string {
   const taskId = params?.taskId;
   if (typeof taskId !== 'string' || taskId.length === 0) {
-    throw new RpcError(ErrorCode.InvalidParams, 'params.taskId must be a non-empty string');
+    throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, 'params.taskId must be a non-empty string');
   }
   return taskId;
 }
@@ -14,14 +14,15 @@ export function requireTaskId(params: Params): string {
 export function optionalCursor(params: Params): string | undefined {
   const cursor = params?.cursor;
   if (cursor === undefined) return undefined;
-  if (typeof cursor !== 'string') throw new RpcError(ErrorCode.InvalidParams, 'params.cursor must be a string');
+  if (typeof cursor !== 'string')
+    throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, 'params.cursor must be a string');
   return cursor;
 }
 
 export function toolName(params: Params): string {
   const name = params?.name;
   if (typeof name !== 'string' || name.length === 0) {
-    throw new RpcError(ErrorCode.InvalidParams, 'params.name must be a non-empty string');
+    throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, 'params.name must be a non-empty string');
   }
   return name;
 }

@@ -6,8 +6,8 @@
  */
 import type { Caller } from '../engine/engine.js';
 import { expiresAt, isTerminal, type PendingInput, type TaskRecord } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject } from './params.js';
-import { ErrorCode, RpcError } from './rpc-error.js';
 import type { ToolCalls } from './tool-calls.js';
 
 /**
@@ -72,8 +72,8 @@ export async function relayQuestionsUntilDone(
           (error: unknown) => {
             sent.delete(key);
             broken.abort(
-              new RpcError(
-                ErrorCode.InternalError,
+              new JsonRpcError(
+                JsonRpcErrorCode.InternalError,
                 `The client did not answer the task's question '${key}': ${error instanceof Error ? error.message : String(error)}`,
               ),
             );

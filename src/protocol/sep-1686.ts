@@ -8,9 +8,10 @@
 import { type Caller, clientTaskKey } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type TaskRecord } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
-import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, toJsonRpcError } from './rpc-error.js';
 import type { CallContext, ToolCalls } from './tool-calls.js';
 
 export const SEP1686_TASK_META_KEY = 'modelcontextprotocol.io/task';
@@ -43,14 +44,17 @@ export function readSep1686TaskRequest(params: Params): { taskId: string; keepAl
   if (!isPlainObject(meta) || meta[SEP1686_TASK_META_KEY] === undefined) return undefined;
   const request = meta[SEP1686_TASK_META_KEY];
   if (!isPlainObject(request) || typeof request.taskId !== 'string' || !CLIENT_TASK_ID.test(request.taskId)) {
-    throw new RpcError(
-      ErrorCode.InvalidParams,
+    throw new JsonRpcError(
+      JsonRpcErrorCode.InvalidParams,
       `_meta["${SEP1686_TASK_META_KEY}"].taskId must be 1 to 128 letters, digits, '_', '-' or '.'`,
     );
   }
   const keepAlive = request.keepAlive;
   if (keepAlive !== undefined && keepAlive !== null && (typeof keepAlive !== 'number' || keepAlive < 0)) {
-    throw new RpcError(ErrorCode.InvalidParams, `_meta["${SEP1686_TASK_META_KEY}"].keepAlive must be milliseconds`);
+    throw new JsonRpcError(
+      JsonRpcErrorCode.InvalidParams,
+      `_meta["${SEP1686_TASK_META_KEY}"].keepAlive must be milliseconds`,
+    );
   }
   return { taskId: request.taskId, ...(typeof keepAlive === 'number' && { keepAlive }) };
 }
@@ -121,9 +125,9 @@ export class Sep1686Dialect {
     } catch (error) {
       if (error instanceof TaskError && error.code === 'DUPLICATE_TASK') {
         // Only the caller's own tasks share its namespace, so this tells nobody else's secret.
-        throw new RpcError(ErrorCode.InvalidParams, `Task ID already exists: ${taskRequest.taskId}`);
+        throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, `Task ID already exists: ${taskRequest.taskId}`);
       }
-      throw toRpcError(error);
+      throw toJsonRpcError(error);
     }
     const taskId = record.taskId;
     const clientTaskId = taskRequest.taskId;
@@ -174,8 +178,8 @@ export class Sep1686Dialect {
   async getTaskResult(params: Params, caller: Caller): Promise<Record<string, unknown>> {
     const record = await this.read(params, caller);
     if (record.status !== 'completed') {
-      throw new RpcError(
-        ErrorCode.InvalidParams,
+      throw new JsonRpcError(
+        JsonRpcErrorCode.InvalidParams,
         `Cannot retrieve result: Task status is '${toSep1686Task(record).status}', not 'completed'`,
       );
     }
@@ -198,9 +202,10 @@ export class Sep1686Dialect {
   private resultOf(record: TaskRecord, caller: Caller): Record<string, unknown> {
     const outcome = record.outcome;
     if (outcome) this.calls.engine.resultRead(caller, record);
-    if (outcome?.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
+    if (outcome?.kind === 'error')
+      throw new JsonRpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     if (!outcome || !isTerminal(record.status)) {
-      throw new RpcError(ErrorCode.InternalError, `Task ${clientIdOf(record)} was ${record.status}`, {
+      throw new JsonRpcError(JsonRpcErrorCode.InternalError, `Task ${clientIdOf(record)} was ${record.status}`, {
         taskId: clientIdOf(record),
       });
     }

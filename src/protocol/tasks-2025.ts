@@ -5,9 +5,10 @@
  */
 import type { Caller } from '../engine/engine.js';
 import type { TaskRecord, TaskStatus } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
-import { asRpc, ErrorCode, RpcError } from './rpc-error.js';
+import { asRpc } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
 export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
@@ -73,22 +74,22 @@ export class Tasks2025Dialect {
     const task = params?.task;
     const wantsTask = task !== undefined && task !== null;
     if (wantsTask && tool.taskSupport === 'forbidden') {
-      throw new RpcError(
-        ErrorCode.MethodNotFound,
+      throw new JsonRpcError(
+        JsonRpcErrorCode.MethodNotFound,
         `Tool ${tool.name} does not support task-augmented calls (taskSupport: 'forbidden')`,
       );
     }
     if (!wantsTask && tool.taskSupport === 'required') {
-      throw new RpcError(
-        ErrorCode.MethodNotFound,
+      throw new JsonRpcError(
+        JsonRpcErrorCode.MethodNotFound,
         `Tool ${tool.name} requires a task-augmented call (taskSupport: 'required')`,
       );
     }
     if (!wantsTask) return this.calls.runInline(tool, args, ctx);
     const requestedTtl = isPlainObject(task) ? task.ttl : undefined;
     if (requestedTtl !== undefined && requestedTtl !== null && (typeof requestedTtl !== 'number' || requestedTtl < 0)) {
-      throw new RpcError(
-        ErrorCode.InvalidParams,
+      throw new JsonRpcError(
+        JsonRpcErrorCode.InvalidParams,
         'params.task.ttl must be a non-negative number of milliseconds or null',
       );
     }
@@ -125,10 +126,11 @@ export class Tasks2025Dialect {
     );
     const outcome = record.outcome;
     if (outcome) this.calls.engine.resultRead(caller, record);
-    if (outcome?.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
+    if (outcome?.kind === 'error')
+      throw new JsonRpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     if (!outcome) {
       // Cancelled: there is no result to replay, and the spec leaves the answer open.
-      throw new RpcError(ErrorCode.InvalidParams, `Task ${taskId} was cancelled and has no result`, {
+      throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, `Task ${taskId} was cancelled and has no result`, {
         taskId,
         status: record.status,
       });

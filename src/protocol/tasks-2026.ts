@@ -5,9 +5,10 @@
  */
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { carriedState, type InlineStateCodec, newInlineState } from './inline-state.js';
 import { isPlainObject, type Params, requireTaskId } from './params.js';
-import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, toJsonRpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
 export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
@@ -72,9 +73,9 @@ export function declaresTasksExtension(clientCapabilities: unknown): boolean {
     : false;
 }
 
-export function missingTasksExtension(what: string): RpcError {
-  return new RpcError(
-    ErrorCode.MissingRequiredClientCapability,
+export function missingTasksExtension(what: string): JsonRpcError {
+  return new JsonRpcError(
+    JsonRpcErrorCode.MissingRequiredClientCapability,
     `Missing required client capability: ${what} needs the ${TASKS_EXTENSION_ID} extension`,
     { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
   );
@@ -153,7 +154,7 @@ export class Tasks2026Dialect {
         await this.calls.engine.cancel(ctx.caller, taskId);
       } catch (error) {
         // It ended between the read and the cancel: still an ack.
-        if (!(error instanceof TaskError && error.code === 'TASK_TERMINAL')) throw toRpcError(error);
+        if (!(error instanceof TaskError && error.code === 'TASK_TERMINAL')) throw toJsonRpcError(error);
       }
     }
     return { resultType: 'complete' };
@@ -172,7 +173,10 @@ export class Tasks2026Dialect {
     if (!ctx.tasksExtension) throw missingTasksExtension('tasks/update');
     const taskId = requireTaskId(params);
     if (inputResponses !== undefined && !isPlainObject(inputResponses)) {
-      throw new RpcError(ErrorCode.InvalidParams, 'params.inputResponses must be an object keyed by input request');
+      throw new JsonRpcError(
+        JsonRpcErrorCode.InvalidParams,
+        'params.inputResponses must be an object keyed by input request',
+      );
     }
     await this.calls.answer(ctx.caller, taskId, inputResponses ?? {});
     return { resultType: 'complete' };

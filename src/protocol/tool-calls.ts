@@ -7,11 +7,12 @@ import { isTaskPaused, TaskPaused } from '../engine/errors.js';
 import type { AnswerOutcome } from '../engine/inputs.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskRecord } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
 import { type LogListener, pendingQuestion, type ToolRegistry } from '../tools/registry.js';
 import { isPlainObject, type Params, toolName } from './params.js';
-import { asRpc, ErrorCode, RpcError, toRpcError } from './rpc-error.js';
+import { asRpc, toJsonRpcError } from './rpc-error.js';
 
 export interface CallContext {
   readonly caller: Caller;
@@ -78,12 +79,12 @@ export class ToolCalls {
       tool = this.registry.get(toolName(params));
       json = JSON.stringify(this.registry.parseArguments(tool, params?.arguments ?? {})) ?? '{}';
     } catch (error) {
-      throw toRpcError(error);
+      throw toJsonRpcError(error);
     }
     const bytes = Buffer.byteLength(json, 'utf8');
     if (bytes > this.sizes.maxArgumentBytes) {
-      throw new RpcError(
-        ErrorCode.InvalidParams,
+      throw new JsonRpcError(
+        JsonRpcErrorCode.InvalidParams,
         `The arguments of ${tool.name} are ${bytes} bytes, over the ${this.sizes.maxArgumentBytes}-byte limit (maxArgumentBytes)`,
         { limit: 'maxArgumentBytes', value: this.sizes.maxArgumentBytes },
       );
@@ -100,8 +101,8 @@ export class ToolCalls {
       (name) => !isPlainObject(declared) || declared[name] === undefined || declared[name] === null,
     );
     if (missing.length === 0) return;
-    throw new RpcError(
-      ErrorCode.MissingRequiredClientCapability,
+    throw new JsonRpcError(
+      JsonRpcErrorCode.MissingRequiredClientCapability,
       `Missing required client capability: tool ${tool.name} needs ${missing.map((name) => `'${name}'`).join(', ')}, which the client did not declare`,
       { requiredCapabilities: Object.fromEntries(missing.map((name) => [name, {}])) },
     );
@@ -112,8 +113,8 @@ export class ToolCalls {
     for (const [key, answer] of Object.entries(answers)) {
       const bytes = jsonBytes(answer);
       if (bytes > this.sizes.maxAnswerBytes) {
-        throw new RpcError(
-          ErrorCode.InvalidParams,
+        throw new JsonRpcError(
+          JsonRpcErrorCode.InvalidParams,
           `The answer to '${key}' is ${bytes} bytes, over the ${this.sizes.maxAnswerBytes}-byte limit (maxAnswerBytes)`,
           { limit: 'maxAnswerBytes', value: this.sizes.maxAnswerBytes },
         );
@@ -153,7 +154,7 @@ export class ToolCalls {
       ...(ctx.ask && { ask: ctx.ask }),
       ...(ctx.step && { step: ctx.step }),
     });
-    if (outcome.kind === 'error') throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
+    if (outcome.kind === 'error') throw new JsonRpcError(outcome.error.code, outcome.error.message, outcome.error.data);
     return { ...outcome.result };
   }
 

@@ -8,6 +8,10 @@ import type { QuestionAnswer, TaskQuestion } from '../client/index.js';
 /** The form's content (accepted), or a whole answer (`{ action: 'decline' }`). */
 export type ScriptedAnswer = Record<string, unknown> | QuestionAnswer;
 
+/**
+ * What a test's "user" answers: a table by question name (or exact key, `approval-2`), or a
+ * function that decides per question; `undefined` from either declines.
+ */
 export type ScriptedAnswers =
   | Readonly<Record<string, ScriptedAnswer>>
   | ((question: TaskQuestion) => ScriptedAnswer | undefined | Promise<ScriptedAnswer | undefined>);

@@ -31,6 +31,10 @@ export interface TestedApp {
   readonly version?: string;
 }
 
+/**
+ * How `createTestHarness` sets the app up: revision, runtime, scripted answers, policy, and the
+ * client the tests get.
+ */
 export interface TestHarnessOptions<Client> {
   /** The task dialect the client speaks: `2026` (default) or `2025`. */
   readonly dialect?: Exclude<DialectChoice, 'auto'>;
@@ -45,6 +49,10 @@ export interface TestHarnessOptions<Client> {
   readonly client?: (core: TaskClient) => Client;
 }
 
+/**
+ * An app served in-process with a client connected to it, made by `createTestHarness`. Close it
+ * after each test (or suite); a BullMQ harness also removes its Redis keys.
+ */
 export interface TestHarness<Client = TaskClient> {
   /** The client: typed when `options.client` made it, else the task client. */
   readonly client: Client;
@@ -62,6 +70,38 @@ export interface TestHarness<Client = TaskClient> {
 
 const HARNESS_URL = 'http://127.0.0.1/mcp';
 
+/**
+ * Serves `app` with the real `createTaskServer`, reached through its `fetch` (no socket), and
+ * connects a client to it in the chosen revision (`2026` by default). The runtime is in-process
+ * with a clock the test moves (`clock.advance`), or BullMQ when `runtime: 'bullmq'`, under a key
+ * prefix of its own so tests sharing a Redis never meet. Questions are answered from `answers`
+ * and declined when it has none.
+ *
+ * Throws when `runtime` is `bullmq` without a Redis URL, and as `createTaskServer` does for a bad
+ * manifest.
+ *
+ * @example
+ * ```ts
+ * import { createTestHarness, expectStatusSequence } from 'mcp-task-server/testing';
+ * import { expect, it } from 'vitest';
+ * import { taskManifest } from '../src/__generated__/tasks.generated.js';
+ * import { Deployer } from '../src/deployer.js';
+ *
+ * it('deploys once approved', async () => {
+ *   const harness = await createTestHarness(
+ *     { manifest: taskManifest, instances: [new Deployer()] },
+ *     { answers: { approval: { approve: true } } },
+ *   );
+ *   try {
+ *     const call = await harness.call('deploy', { service: 'api' });
+ *     await expectStatusSequence(call, ['working', 'input_required', 'working', 'completed']);
+ *     expect((await call.result()).structuredContent).toEqual({ deployed: true });
+ *   } finally {
+ *     await harness.close();
+ *   }
+ * });
+ * ```
+ */
 export async function createTestHarness<Client = TaskClient>(
   app: TestedApp,
   options: TestHarnessOptions<Client> = {},

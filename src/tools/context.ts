@@ -1,6 +1,28 @@
 /**
- * What a running `@Task` method sees of the framework: its id, its abort signal, progress and a logger.
- * Declare it as the method's last parameter; `mcp-taskgen` leaves it out of the input schema.
+ * What a running `@Task` (or `@Tool`) method sees of the framework: its task id, an abort
+ * signal, progress, a logger, the questions it may ask and replayable steps. Declare it as the
+ * method's last parameter; `mcp-taskgen` leaves it out of the input schema. `Questions` maps each
+ * `@NeedsInput` name to its answer type, so `ctx.input` is typed.
+ *
+ * @example
+ * ```ts
+ * import { NeedsInput, Task, type TaskContext } from 'mcp-task-server';
+ *
+ * export class Deployer {
+ *   @Task()
+ *   @NeedsInput<{ approve: boolean }>('approval', { message: 'Deploy to production?' })
+ *   async deploy(service: string, ctx: TaskContext<{ approval: { approve: boolean } }>): Promise<{ deployed: boolean }> {
+ *     // Runs once: when the method runs again after the question, the stored tag comes back.
+ *     const tag = await ctx.step('build', async () => `${service}:${Date.now()}`);
+ *     ctx.progress({ message: `built ${tag}`, progress: 1, total: 2 });
+ *     const approval = await ctx.input('approval');
+ *     if (approval.action !== 'accept' || !approval.content.approve) return { deployed: false };
+ *     if (ctx.signal.aborted) return { deployed: false };
+ *     ctx.log.info('deploying', { service, tag });
+ *     return { deployed: true };
+ *   }
+ * }
+ * ```
  * @mcpTaskgen context
  */
 export interface TaskContext<Questions extends object = QuestionMap> {
@@ -42,6 +64,7 @@ export interface TaskContext<Questions extends object = QuestionMap> {
 /** The default question map: any question, loosely typed answers. */
 export type QuestionMap = Record<string, Record<string, unknown>>;
 
+/** Per-call options of `ctx.input`. */
 export interface InputOptions {
   /** Overrides the message declared with `@NeedsInput` for this one question. */
   readonly message?: string;
@@ -53,12 +76,21 @@ export type InputResult<Answer> =
   | { readonly action: 'decline' }
   | { readonly action: 'cancel' };
 
+/**
+ * A progress report for `ctx.progress`: `message` becomes the task's `statusMessage`;
+ * `progress` (and `total`, when known) go out as progress notifications where the revision has
+ * them. `progress` should grow from one report to the next.
+ */
 export interface TaskProgress {
   readonly message?: string;
   readonly progress?: number;
   readonly total?: number;
 }
 
+/**
+ * `ctx.log`: the server's logger with the task id and tool name on every line. `data` is
+ * structured fields, never part of the message text.
+ */
 export interface TaskLogger {
   debug(message: string, data?: Record<string, unknown>): void;
   info(message: string, data?: Record<string, unknown>): void;

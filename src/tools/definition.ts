@@ -24,14 +24,23 @@ export type ResultShape =
   /** A whole `ToolResult` (`content`, optional `structuredContent` and `isError`): passed through. */
   | 'tool-result';
 
+/**
+ * Whether a tool runs as a task, as `execution.taskSupport` says on the wire: `forbidden` for
+ * `@Tool` methods (always inline), `optional` (the client chooses), `required` (task only).
+ */
 export type TaskSupport = 'forbidden' | 'optional' | 'required';
 
 /** A capability a client declares for what it can do on the server's behalf. */
 export type ClientCapabilityName = 'elicitation' | 'roots' | 'sampling';
 
+/** A class with any constructor, abstract ones included: the class a tool definition points at. */
 // biome-ignore lint/suspicious/noExplicitAny: a class of any constructor signature.
 export type AnyClass<T = unknown> = abstract new (...args: any[]) => T;
 
+/**
+ * One `@NeedsInput` question in generated code: its name and message, the restricted JSON
+ * Schema the client's form is built from, and the zod schema its answer is checked with.
+ */
 export interface QuestionDefinition {
   readonly name: string;
   readonly message?: string;
@@ -42,6 +51,11 @@ export interface QuestionDefinition {
   readonly upfront?: boolean;
 }
 
+/**
+ * One tool as `mcp-taskgen` writes it: the wire description (name, schemas, task support), the
+ * zod schemas the runtime validates with, and the `invoke` arrow that calls the method. Written by
+ * the generator and read by the runtime; nothing else should build one.
+ */
 export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   /** Tool name on the wire. */
   readonly name: string;
@@ -82,12 +96,21 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   invoke(target: Target, args: Args, ctx: TaskContext<any>): unknown;
 }
 
+/**
+ * The `taskManifest` a generated module exports: every tool of the app. Pass it to
+ * `createTaskServer`, `runTaskServer`, `createTaskWorker` or `createTestHarness` with the
+ * instances its tools run on; regenerate it (`mcp-taskgen`) whenever a decorated class changes.
+ */
 export interface TaskManifest {
   /** Format version of generated modules; the runtime refuses versions it does not know. */
   readonly formatVersion: 1;
   readonly tools: readonly TaskToolDefinition[];
 }
 
+/**
+ * The manifest format this runtime reads: generated modules carry it as `formatVersion`, and a
+ * module of another version is refused at start-up with a message to regenerate it.
+ */
 export const MANIFEST_FORMAT_VERSION = 1;
 
 /**

@@ -9,6 +9,7 @@ import { factsOf, noObserver, PROCESS_NAME, type TaskFacts, type TaskObserver } 
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
+import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { childLogger, type Logger, silentLogger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { TaskContext, TaskProgress } from './context.js';
@@ -18,7 +19,7 @@ import {
   type TaskManifest,
   type TaskToolDefinition,
 } from './definition.js';
-import { JsonRpcError, ManifestError } from './errors.js';
+import { ManifestError } from './errors.js';
 import { errorResult, toCallToolResult } from './result.js';
 
 export interface ToolRegistryOptions {
@@ -183,7 +184,10 @@ export class ToolRegistry implements TaskExecutor {
                 },
                 onOutputMismatch: (detail) => this.observer.observe({ type: 'output_invalid', task, detail }),
               })
-            : { kind: 'error', error: { code: -32602, message: `Unknown tool: ${record.tool}` } };
+            : {
+                kind: 'error',
+                error: { code: JsonRpcErrorCode.InvalidParams, message: `Unknown tool: ${record.tool}` },
+              };
         } catch (error) {
           if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
           throw error;
@@ -277,7 +281,7 @@ export class ToolRegistry implements TaskExecutor {
     try {
       args = this.parseArguments(tool, rawArgs);
     } catch (error) {
-      return { kind: 'error', error: { code: -32602, message: (error as Error).message } };
+      return { kind: 'error', error: { code: JsonRpcErrorCode.InvalidParams, message: (error as Error).message } };
     }
     const log = childLogger(this.logger, { tool: tool.name, ...(taskId && { taskId }) });
     const ctx: TaskContext = {
@@ -413,7 +417,7 @@ function questionAsker(tool: TaskToolDefinition, control: RunControl): TaskConte
     }
     if (!control.ask) {
       throw new JsonRpcError(
-        -32600,
+        JsonRpcErrorCode.InvalidRequest,
         `Tool ${tool.name} needs to ask '${name}', which this call cannot carry: call it as a task`,
       );
     }
@@ -444,7 +448,7 @@ function textOf(result: Readonly<Record<string, unknown>>): string {
 }
 
 function internal(message: string): TaskOutcome {
-  return { kind: 'error', error: { code: -32603, message } };
+  return { kind: 'error', error: { code: JsonRpcErrorCode.InternalError, message } };
 }
 
 /** The elicitation a question becomes: a form with its schema and message (a per-call one first). */

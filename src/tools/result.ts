@@ -13,12 +13,14 @@ export interface ContentAnnotations {
   readonly lastModified?: string;
 }
 
+/** A text content block. */
 export interface TextContent {
   readonly type: 'text';
   readonly text: string;
   readonly annotations?: ContentAnnotations;
 }
 
+/** An image content block: base64 data and its MIME type. */
 export interface ImageContent {
   readonly type: 'image';
   /** Base64-encoded image data. */
@@ -27,6 +29,7 @@ export interface ImageContent {
   readonly annotations?: ContentAnnotations;
 }
 
+/** An audio content block: base64 data and its MIME type. */
 export interface AudioContent {
   readonly type: 'audio';
   /** Base64-encoded audio data. */
@@ -35,6 +38,7 @@ export interface AudioContent {
   readonly annotations?: ContentAnnotations;
 }
 
+/** A link to a resource the client may read (`resources/read`) rather than the content itself. */
 export interface ResourceLinkContent {
   readonly type: 'resource_link';
   readonly uri: string;
@@ -45,6 +49,7 @@ export interface ResourceLinkContent {
   readonly annotations?: ContentAnnotations;
 }
 
+/** A resource embedded in the result: its URI and its text, or its base64 `blob`. */
 export interface EmbeddedResourceContent {
   readonly type: 'resource';
   readonly resource:

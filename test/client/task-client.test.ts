@@ -9,7 +9,7 @@ import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
 import {
   connectTaskClient,
   isTaskNotFound,
-  RpcResponseError,
+  JsonRpcResponseError,
   type TaskCall,
   type TaskClient,
   TaskClientError,
@@ -136,7 +136,7 @@ describe.each([
     expect(await failing.result()).toMatchObject({ isError: true, content: [{ text: 'The job failed on purpose' }] });
     const broken = await client.call('protocol_error_job');
     const error = await broken.result().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RpcResponseError);
+    expect(error).toBeInstanceOf(JsonRpcResponseError);
     expect(error).toMatchObject({ code: -32603, message: 'The job hit a protocol error on purpose' });
   });
 

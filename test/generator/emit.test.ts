@@ -55,7 +55,7 @@ describe('emitTaskModule', () => {
       /* eslint-disable */
       // biome-ignore-all lint: generated file
 
-      import { defineTaskManifest, defineTaskTool } from 'mcp-task-server';
+      import { defineTaskManifest, defineTaskTool } from 'mcp-task-server/manifest';
       import { z } from 'zod';
       import { Greeter } from '../greeter.js';
 

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { emitTaskModule, emitTypeCheckModule, type ManifestIR, type WatchCycle } from '../../src/generator/index.js';
-import type { TaskContext, TaskManifest, TaskToolDefinition } from '../../src/index.js';
+import type { TaskContext, TaskManifest } from '../../src/index.js';
+import type { TaskToolDefinition } from '../../src/manifest/index.js';
 import { toCallToolResult } from '../../src/tools/result.js';
 
 export const GENERATOR_TESTS = path.dirname(fileURLToPath(import.meta.url));

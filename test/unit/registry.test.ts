@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Task, type TaskContext, Tool } from '../../src/index.js';
+import { JsonRpcError } from '../../src/jsonrpc/json-rpc-error.js';
 import { defineTaskManifest, defineTaskTool, type TaskToolDefinition } from '../../src/tools/definition.js';
-import { JsonRpcError, ManifestError } from '../../src/tools/errors.js';
+import { ManifestError } from '../../src/tools/errors.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 
 class Shop {

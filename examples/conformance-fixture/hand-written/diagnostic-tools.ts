@@ -11,7 +11,8 @@
  * This folder is outside the fixture's generator project (its tsconfig includes `src` and the
  * top-level files), so `mcp-taskgen` does not list these methods a second time.
  */
-import { defineTaskManifest, defineTaskTool, type JsonSchema, Tool } from 'mcp-task-server';
+import { Tool } from 'mcp-task-server';
+import { defineTaskManifest, defineTaskTool, type JsonSchema } from 'mcp-task-server/manifest';
 import { z } from 'zod';
 
 /** Someone to contact: by phone or by e-mail, as `contactMethod` says. */

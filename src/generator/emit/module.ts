@@ -41,8 +41,8 @@ export interface ModuleOptions {
   readonly cache?: EmitCache;
 }
 
-/** The package the generated module imports its helpers from. */
-export const RUNTIME_PACKAGE = 'mcp-task-server';
+/** The package subpath the generated module imports its helpers from: the manifest format, apart from what users write. */
+export const RUNTIME_PACKAGE = 'mcp-task-server/manifest';
 
 export function emitTaskModule(ir: ManifestIR, options: ModuleOptions): string {
   const names = allocateNames(ir);

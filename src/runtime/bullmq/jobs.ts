@@ -34,6 +34,10 @@ export function cancelledJobData(record: Pick<TaskRecord, 'tool'>): string {
   return JSON.stringify({ tool: record.tool } satisfies TaskJobData);
 }
 
+/**
+ * How often BullMQ runs a job again after an infrastructure failure. A method's own error is
+ * its task's outcome and never retried.
+ */
 export interface JobRetryOptions {
   /**
    * Runs of one job before its task fails. The method's own errors are outcomes and never

@@ -130,6 +130,7 @@ const MAX_WRITE_CONFLICTS = 100;
 
 /** The engine's DUPLICATE_TASK error, recognisable here so a failed create leaves the other task alone. */
 export class DuplicateTaskError extends TaskError {
+  override readonly name: string = 'DuplicateTaskError';
   constructor(readonly taskId: string) {
     super('DUPLICATE_TASK', `Task ID already exists: ${taskId}`);
   }

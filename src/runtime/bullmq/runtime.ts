@@ -39,6 +39,10 @@ import { TaskWorker, type TaskWorkerSettings } from './worker.js';
  */
 const EXPIRY_REPORT_KEPT_MS = 60 * 60 * 1000;
 
+/**
+ * Options of `BullmqTaskRuntime`. Every server and worker process of an app uses the same
+ * `connection`, `prefix`, `queue` and `shards`, or they will not see each other's tasks.
+ */
 export interface BullmqRuntimeOptions {
   /** A `redis://` URL or ioredis options; the runtime opens its own connections from it. */
   readonly connection: RedisConnection;
@@ -61,6 +65,13 @@ export interface BullmqRuntimeOptions {
   readonly clock?: () => number;
 }
 
+/**
+ * The durable runtime: task records in Redis, work as BullMQ jobs, so tasks survive a restart
+ * and any number of server and worker processes share them. `createTaskServer` builds it when
+ * `redis` is set; construct it yourself to pass as `runtime` with settings of your own. Redis
+ * operations that take longer than `operationTimeoutMs` fail with `RUNTIME_UNAVAILABLE`, which a
+ * client sees as JSON-RPC -32603.
+ */
 export class BullmqTaskRuntime implements TaskRuntime {
   readonly kind = 'bullmq';
   readonly durable = true;

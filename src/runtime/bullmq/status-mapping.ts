@@ -11,9 +11,9 @@
  * | failed after the last attempt  | failed, the error (or "worker lost")    |
  * | cancelled                      | cancelled, the cancel message           |
  */
-import { INTERNAL_ERROR_CODE } from '../../engine/outcomes.js';
 import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
+import { JsonRpcErrorCode } from '../../jsonrpc/json-rpc-error.js';
 
 export const QUEUED_MESSAGE = 'queued';
 export const REQUEUED_AFTER_STALL_MESSAGE = 'queued again: the worker running it stopped responding';
@@ -76,7 +76,7 @@ export function finalFailureOutcome(failedReason: string): TaskOutcome {
     failedReason === STALLED_REASON
       ? 'The worker running this task was lost: it stopped responding, and the task used up its recoveries'
       : failedReason || 'The task failed in its worker';
-  return { kind: 'error', error: { code: INTERNAL_ERROR_CODE, message } };
+  return { kind: 'error', error: { code: JsonRpcErrorCode.InternalError, message } };
 }
 
 function formatDelay(ms: number): string {

@@ -123,6 +123,12 @@ const MAX_RECENT_CANCELS = 10_000;
 /** A parked job with no TTL to bound it still wakes up some day, finds no answer, and parks again. */
 const MAX_PARK_MS = 365 * 24 * 3600 * 1000;
 
+/**
+ * A BullMQ worker that runs tasks from the app's queue (every shard unless told otherwise):
+ * made by `createTaskWorker`, or inside a server by `BullmqTaskRuntime`'s `worker` option. A
+ * worker killed mid-run loses its lock, and another worker runs the task again once the stall is
+ * noticed; `close()` stops taking jobs and hands unfinished ones back.
+ */
 export class TaskWorker {
   readonly names: RuntimeNames;
   /** Resolves once the worker listens for cancels and takes jobs. */

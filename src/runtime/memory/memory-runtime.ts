@@ -48,6 +48,12 @@ interface Running {
   readonly tool: string;
 }
 
+/**
+ * The in-process runtime: records in a map, work on this process's event loop, nothing
+ * survives the process. It is the default when no Redis is configured, and what tests and the
+ * test harness use; it passes the same contract suite as the BullMQ runtime, so an app that
+ * works on it behaves the same on Redis.
+ */
 export class MemoryTaskRuntime implements TaskRuntime {
   readonly kind = 'memory';
   readonly durable = false;

@@ -3,7 +3,7 @@
 /* eslint-disable */
 // biome-ignore-all lint: generated file
 
-import { defineTaskManifest, defineTaskTool } from 'mcp-task-server';
+import { defineTaskManifest, defineTaskTool } from 'mcp-task-server/manifest';
 import { z } from 'zod';
 import { Kitchen } from '../server.js';
 

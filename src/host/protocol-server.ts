@@ -20,6 +20,7 @@ import type { InputAnswer } from '../engine/task.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
+import type { QuestionLedger } from '../protocol/question-ledger.js';
 import { asRpc, ErrorCode, RpcError, toRpcError } from '../protocol/rpc-error.js';
 import { isSep1686Task, readSep1686TaskRequest, type Sep1686Dialect, toSep1686Task } from '../protocol/sep-1686.js';
 import { type Elicit, serverCapabilities2025, type Tasks2025Dialect, toTask2025 } from '../protocol/tasks-2025.js';
@@ -68,6 +69,12 @@ export interface ProtocolServerOptions {
   readonly listTasks: boolean;
   /** 2025-11-25: called with each task this session creates (and its call's progress token), to push its changes. */
   readonly onTaskCreated?: (taskId: string, caller: Caller, progressToken?: string | number) => void;
+  /**
+   * 2025-11-25: the session's ledger of questions out with its client. Every channel that asks
+   * this session's questions (`tasks/result`, the standalone stream, companion waits) claims
+   * each question in it first, so the client is asked each question once.
+   */
+  readonly questionLedger?: QuestionLedger;
 }
 
 /**
@@ -289,6 +296,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
               who,
               waitSignal(ctx),
               server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+              options.questionLedger,
             );
           } finally {
             registration.leave();

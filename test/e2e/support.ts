@@ -19,16 +19,27 @@ export async function startServer(options: TaskServerOptions): Promise<RunningSe
   return { server, url: listening.url, close: () => server.close() };
 }
 
+/**
+ * A v1 client on a 2025-11-25 session. It opens the standalone GET stream after `initialize`,
+ * as the SDK does, unless `standaloneStream: false`: then its GET is answered 405 before it
+ * leaves the client (the way MCP Inspector's "Suppress Notification Stream" does it), so it
+ * hears the server only on the responses to its own requests.
+ */
 export async function connectV1(
   url: string,
-  options: { token?: string; capabilities?: Record<string, unknown> } = {},
+  options: { token?: string; capabilities?: Record<string, unknown>; standaloneStream?: boolean } = {},
 ): Promise<Client> {
   const client = new Client(
     { name: 'mcp-task-server-e2e', version: '1.0.0' },
     { capabilities: options.capabilities ?? {} },
   );
+  const withoutStandaloneStream: typeof fetch = async (input, init) =>
+    (init?.method ?? 'GET').toUpperCase() === 'GET'
+      ? new Response(null, { status: 405, statusText: 'Method Not Allowed' })
+      : fetch(input, init);
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     ...(options.token && { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } }),
+    ...(options.standaloneStream === false && { fetch: withoutStandaloneStream }),
   });
   await client.connect(transport);
   return client;

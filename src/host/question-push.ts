@@ -1,0 +1,149 @@
+/**
+ * 2025-11-25: the questions of a session's tasks, sent to its client on the session's
+ * standalone stream (the GET SSE stream over HTTP while one is open, stdout over stdio) as
+ * `elicitation/create` requests that carry the related-task `_meta`. A client that only polls
+ * `tasks/get` (and calls `tasks/result` only once the task has ended) would otherwise never see
+ * a question, and its task would wait for an answer until it expired.
+ *
+ * Only tasks created on this session are followed, read as the caller that created them, and
+ * only when the client declared form elicitation: a server must not send a request for a
+ * capability the client did not declare. Each question goes through the session's ledger, so
+ * one a `tasks/result` stream or a companion wait has out is not pushed too, and one they
+ * release is pushed if the stream is open. A question whose push got no answer (an error, no
+ * answer within `PUSH_ANSWER_TIMEOUT_MS`) is pushed again only on a newer stream: a client that
+ * fails a request is not asked the same thing in a loop.
+ */
+import type { ClientCapabilities, Server } from '@modelcontextprotocol/server';
+import type { Caller, TaskEngine } from '../engine/engine.js';
+import { TaskFollower } from '../engine/follow.js';
+import { isTerminal, type PendingInput, type TaskRecord } from '../engine/task.js';
+import type { QuestionLedger } from '../protocol/question-ledger.js';
+import { askOnce, type Elicit, questionTimeoutMs } from '../protocol/question-relay.js';
+import { withRelatedTask } from '../protocol/tasks-2025.js';
+import type { ToolCalls } from '../protocol/tool-calls.js';
+
+/**
+ * How long a pushed question waits for its answer before it counts as unanswered (and is
+ * pushed again once the client opens a new stream). A person at a dialog answers well within it.
+ */
+export const PUSH_ANSWER_TIMEOUT_MS = 10 * 60 * 1000;
+
+export interface QuestionPush {
+  /** Follows a task created on this session, as the caller that created it. */
+  track(taskId: string, caller: Caller): void;
+  /** The session's standalone stream opened (`true`) or closed (`false`). */
+  standaloneStream(open: boolean): void;
+  detach(): void;
+}
+
+export interface QuestionPushOptions {
+  readonly engine: TaskEngine;
+  readonly calls: ToolCalls;
+  /** The session's ledger, shared with every other channel that asks its questions. */
+  readonly ledger: QuestionLedger;
+  /** Whether the standalone stream is open from the start (stdio: always). */
+  readonly streamOpen?: boolean;
+}
+
+export function attachQuestionPush(server: Server, options: QuestionPushOptions): QuestionPush {
+  const { calls, ledger } = options;
+  /** Counts the standalone streams opened; a failed push is retried only on a newer one. */
+  let stream = options.streamOpen ? 1 : 0;
+  let streamOpen = options.streamOpen ?? false;
+  let detached = false;
+  /** The latest version of each followed task that has questions out, and who may read it. */
+  const waiting = new Map<string, { record: TaskRecord; caller: Caller }>();
+  /** `taskId\0key` → the stream on which its push went unanswered. */
+  const failedOn = new Map<string, number>();
+  const failureKey = (taskId: string, key: string) => `${taskId}\0${key}`;
+
+  const canPush = () =>
+    !detached && streamOpen && server.transport !== undefined && acceptsFormElicitation(server.getClientCapabilities());
+  const push = (taskId: string) => {
+    const entry = waiting.get(taskId);
+    if (!entry || !canPush()) return;
+    const { record, caller } = entry;
+    for (const [key, pending] of Object.entries(record.inputRequests ?? {}) as [string, PendingInput][]) {
+      const failure = failureKey(taskId, key);
+      if ((failedOn.get(failure) ?? 0) >= stream) continue;
+      const claim = ledger.claim(taskId, key);
+      if (!claim) continue;
+      const sentOn = stream;
+      // No related request: the transport sends it on the standalone stream. A failure is
+      // noted before the claim is released, so the release does not push it again at once.
+      const elicit: Elicit = (params, timeoutMs) =>
+        server
+          .request({ method: 'elicitation/create', params: withRelatedTask(params, taskId) }, { timeout: timeoutMs })
+          .catch((error: unknown) => {
+            failedOn.set(failure, sentOn);
+            throw error;
+          });
+      const timeoutMs = Math.min(PUSH_ANSWER_TIMEOUT_MS, questionTimeoutMs(record));
+      askOnce(calls, caller, taskId, key, pending, timeoutMs, elicit, claim).catch(() => {
+        // Released by `askOnce`: asked again by another channel, or here on a newer stream.
+      });
+    }
+  };
+  const stopListening = ledger.onReleased(push);
+
+  const forget = (taskId: string) => {
+    waiting.delete(taskId);
+    ledger.forget(taskId);
+    for (const key of [...failedOn.keys()]) if (key.startsWith(`${taskId}\0`)) failedOn.delete(key);
+  };
+  const followers = new Map<string | null, TaskFollower>();
+  const followerFor = (caller: Caller): TaskFollower => {
+    let follower = followers.get(caller.principal);
+    if (!follower) {
+      follower = new TaskFollower(options.engine, caller, {
+        onChange: (record) => {
+          if (isTerminal(record.status)) {
+            forget(record.taskId);
+            follower?.drop(record.taskId);
+            return;
+          }
+          if (Object.keys(record.inputRequests ?? {}).length === 0) {
+            waiting.delete(record.taskId);
+            return;
+          }
+          waiting.set(record.taskId, { record, caller });
+          push(record.taskId);
+        },
+        onGone: (taskId) => forget(taskId),
+      });
+      followers.set(caller.principal, follower);
+    }
+    return follower;
+  };
+
+  return {
+    track: (taskId, caller) => {
+      if (!detached) void followerFor(caller).follow(taskId);
+    },
+    standaloneStream: (open) => {
+      if (open === streamOpen) return;
+      streamOpen = open;
+      if (!open) return;
+      stream++;
+      for (const taskId of [...waiting.keys()]) push(taskId);
+    },
+    detach: () => {
+      detached = true;
+      stopListening();
+      for (const follower of followers.values()) follower.close();
+      followers.clear();
+      waiting.clear();
+      failedOn.clear();
+    },
+  };
+}
+
+/**
+ * Whether the client can answer a form: 2025-11-25 reads a bare `elicitation: {}` as form
+ * support (from before modes existed), and `elicitation.form` says so explicitly.
+ */
+export function acceptsFormElicitation(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation = capabilities?.elicitation as Record<string, unknown> | undefined;
+  if (!elicitation || typeof elicitation !== 'object') return false;
+  return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
+}

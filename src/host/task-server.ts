@@ -22,8 +22,8 @@ import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
 import type { InlineState } from '../protocol/inline-state.js';
-import { ErrorCode } from '../protocol/rpc-error.js';
 import { QuestionLedger } from '../protocol/question-ledger.js';
+import { ErrorCode } from '../protocol/rpc-error.js';
 import { Sep1686Dialect } from '../protocol/sep-1686.js';
 import { Tasks2025Dialect } from '../protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../protocol/tasks-2026.js';
@@ -46,9 +46,9 @@ import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operat
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import { createProtocolServer, type Era, type ProtocolServerDeps } from './protocol-server.js';
+import { attachQuestionPush, type QuestionPush } from './question-push.js';
 import { RateLimits } from './rate-limits.js';
 import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, redisSetup } from './runtime-choice.js';
-import { attachQuestionPush, type QuestionPush } from './question-push.js';
 import { attachStatusPush } from './status-push.js';
 import { WaiterRegistry, type WaiterStats } from './waiters.js';
 

@@ -69,18 +69,25 @@ export function attachQuestionPush(server: Server, options: QuestionPushOptions)
       const claim = ledger.claim(taskId, key);
       if (!claim) continue;
       const sentOn = stream;
-      // No related request: the transport sends it on the standalone stream. A failure is
-      // noted before the claim is released, so the release does not push it again at once.
+      // No related request: the transport sends it on the standalone stream.
       const elicit: Elicit = (params, timeoutMs) =>
-        server
-          .request({ method: 'elicitation/create', params: withRelatedTask(params, taskId) }, { timeout: timeoutMs })
-          .catch((error: unknown) => {
-            failedOn.set(failure, sentOn);
-            throw error;
-          });
-      const timeoutMs = Math.min(PUSH_ANSWER_TIMEOUT_MS, questionTimeoutMs(record));
-      askOnce(calls, caller, taskId, key, pending, timeoutMs, elicit, claim).catch(() => {
-        // Released by `askOnce`: asked again by another channel, or here on a newer stream.
+        server.request(
+          { method: 'elicitation/create', params: withRelatedTask(params, taskId) },
+          { timeout: timeoutMs },
+        );
+      askOnce(
+        calls,
+        caller,
+        { taskId, key, pending },
+        {
+          elicit,
+          timeoutMs: Math.min(PUSH_ANSWER_TIMEOUT_MS, questionTimeoutMs(record)),
+          // Noted before the claim is released, so the release does not push it again at once.
+          onUnanswered: () => failedOn.set(failure, sentOn),
+        },
+        claim,
+      ).catch(() => {
+        // Released: asked again by another channel, or here on a newer stream.
       });
     }
   };

@@ -86,16 +86,22 @@ export async function relayQuestionsUntilDone(
         const claim = ledger.claim(taskId, key);
         if (!claim) continue;
         const pending = record.inputRequests?.[key] as PendingInput;
-        askOnce(calls, caller, taskId, key, pending, questionTimeoutMs(record), elicit, claim).catch(
-          (error: unknown) => {
-            broken.abort(
-              new RpcError(
-                ErrorCode.InternalError,
-                `The client did not answer the task's question '${key}': ${error instanceof Error ? error.message : String(error)}`,
-              ),
-            );
-          },
-        );
+        const onUnanswered = (error: unknown) =>
+          broken.abort(
+            new RpcError(
+              ErrorCode.InternalError,
+              `The client did not answer the task's question '${key}': ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          );
+        askOnce(
+          calls,
+          caller,
+          { taskId, key, pending },
+          { elicit, timeoutMs: questionTimeoutMs(record), onUnanswered },
+          claim,
+        ).catch(() => {
+          // `onUnanswered` has ended this wait with the reason.
+        });
       }
     }
   } finally {
@@ -106,31 +112,28 @@ export async function relayQuestionsUntilDone(
 /**
  * Sends one claimed question and hands the client's answer to the task. Settles the claim when
  * the answer was taken or ignored; releases it when the answer was refused (so it is asked
- * again) or when the client did not answer (then this rejects with that reason).
+ * again). When the client did not answer, or its answer could not be delivered, this calls
+ * `onUnanswered` first (so the channel can stop asking before the release wakes it), releases
+ * the claim, and rejects with that reason.
  */
 export async function askOnce(
   calls: ToolCalls,
   caller: Caller,
-  taskId: string,
-  key: string,
-  pending: PendingInput,
-  timeoutMs: number,
-  elicit: Elicit,
+  question: { readonly taskId: string; readonly key: string; readonly pending: PendingInput },
+  send: { readonly elicit: Elicit; readonly timeoutMs: number; readonly onUnanswered?: (error: unknown) => void },
   claim: QuestionClaim,
 ): Promise<void> {
+  const { taskId, key, pending } = question;
   const meta = isPlainObject(pending.params._meta) ? pending.params._meta : {};
-  let response: unknown;
-  try {
-    response = await elicit({ ...pending.params, _meta: { ...meta, [QUESTION_KEY_META_KEY]: key } }, timeoutMs);
-  } catch (error) {
-    claim.release();
-    throw error;
-  }
   let outcome: AnswerOutcome;
   try {
+    const response = await send.elicit(
+      { ...pending.params, _meta: { ...meta, [QUESTION_KEY_META_KEY]: key } },
+      send.timeoutMs,
+    );
     outcome = await calls.answer(caller, taskId, { [key]: response });
   } catch (error) {
-    // The answer could not be delivered (too big, the task gone): the question is not answered.
+    send.onUnanswered?.(error);
     claim.release();
     throw error;
   }

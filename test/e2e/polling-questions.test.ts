@@ -93,6 +93,19 @@ async function post(url: string, session: Record<string, string>, message: Recor
   return { status: response.status, ...json } as { status: number; result?: Record<string, unknown> };
 }
 
+/** Starts `confirm_delete` as a task on a raw session; its task id. */
+async function startRawTask(url: string, session: Record<string, string>, filename: string): Promise<string> {
+  const created = await post(url, session, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'confirm_delete', arguments: { filename }, task: {} },
+  });
+  const task = created.result?.task as { taskId?: string } | undefined;
+  if (!task?.taskId) throw new Error(`no task created: ${JSON.stringify(created)}`);
+  return task.taskId;
+}
+
 function describePollingClients(runtime: 'memory' | 'bullmq', extra: () => Record<string, unknown>): void {
   describe(`questions for clients that only poll (${runtime} runtime)`, () => {
     let running: RunningServer;
@@ -113,13 +126,7 @@ function describePollingClients(runtime: 'memory' | 'bullmq', extra: () => Recor
       const session = await openRawSession(url, { capabilities: ELICITATION });
       const stream = await openStandaloneStream(url, session);
       try {
-        const created = await post(url, session, {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'confirm_delete', arguments: { filename: 'raw.txt' }, task: {} },
-        });
-        const taskId = (created.result?.task as { taskId: string }).taskId;
+        const taskId = await startRawTask(url, session, 'raw.txt');
         const question = await stream.next((message) => message.method === 'elicitation/create');
         expect(question.params).toMatchObject({
           mode: 'form',
@@ -226,13 +233,7 @@ function describePollingClients(runtime: 'memory' | 'bullmq', extra: () => Recor
       const session = await openRawSession(url);
       const stream = await openStandaloneStream(url, session);
       try {
-        const created = await post(url, session, {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'confirm_delete', arguments: { filename: 'mute.txt' }, task: {} },
-        });
-        const taskId = (created.result?.task as { taskId: string }).taskId;
+        const taskId = await startRawTask(url, session, 'mute.txt');
         const isStatus = (status: string) => (message: Record<string, unknown>) =>
           message.method === 'notifications/tasks/status' && (message.params as { status?: string }).status === status;
         const before: Record<string, unknown>[] = [];
@@ -256,13 +257,7 @@ function describePollingClients(runtime: 'memory' | 'bullmq', extra: () => Recor
 
     it('pushes a question asked before the GET stream opened once it opens', async () => {
       const session = await openRawSession(url, { capabilities: ELICITATION });
-      const created = await post(url, session, {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'confirm_delete', arguments: { filename: 'late.txt' }, task: {} },
-      });
-      const taskId = (created.result?.task as { taskId: string }).taskId;
+      const taskId = await startRawTask(url, session, 'late.txt');
       await pollUntil(
         () => post(url, session, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId } }),
         (reply) => reply.result?.status === 'input_required',
@@ -282,6 +277,49 @@ function describePollingClients(runtime: 'memory' | 'bullmq', extra: () => Recor
         expect(result.result?.content).toEqual([{ type: 'text', text: 'Kept late.txt' }]);
       } finally {
         stream?.close();
+      }
+    });
+
+    it('does not push again on the stream whose client failed the request, but on its next stream', async () => {
+      const session = await openRawSession(url, { capabilities: ELICITATION });
+      let stream = await openStandaloneStream(url, session);
+      try {
+        const taskId = await startRawTask(url, session, 'flaky.txt');
+        const isQuestion = (message: Record<string, unknown>) => message.method === 'elicitation/create';
+        const first = await stream.next(isQuestion);
+        await post(url, session, { jsonrpc: '2.0', id: first.id, error: { code: -32603, message: 'dialog crashed' } });
+        // The same stream carries the task's later news, but not the question again.
+        await post(url, session, {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'slow_compute', arguments: { seconds: 0, label: 'marker' }, task: {} },
+        });
+        await stream.next(
+          (message) =>
+            message.method === 'notifications/tasks/status' &&
+            (message.params as { status?: string }).status === 'completed',
+        );
+        await expect(stream.next(isQuestion, 300)).rejects.toThrow(/no matching message/);
+        stream.close();
+        // The server sees the close when its side of the stream ends: until then a GET gets 409.
+        stream = await pollUntil(
+          () => openStandaloneStream(url, session).catch(() => undefined),
+          (opened) => opened !== undefined,
+        ).then((opened) => opened as SseStream);
+        const second = await stream.next(isQuestion);
+        expect(second.params).toMatchObject({ _meta: { [RELATED_TASK_META_KEY]: { taskId } } });
+        await post(url, session, {
+          jsonrpc: '2.0',
+          id: second.id,
+          result: { action: 'accept', content: { confirm: true } },
+        });
+        await pollUntil(
+          () => post(url, session, { jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId } }),
+          (reply) => reply.result?.status === 'completed',
+        );
+      } finally {
+        stream.close();
       }
     });
 

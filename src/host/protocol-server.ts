@@ -189,8 +189,8 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   };
   const elicitOnStream =
     (ctx: ServerContext): Elicit =>
-    (params, timeoutMs) =>
-      ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs });
+    (params, timeoutMs, signal) =>
+      ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs, ...(signal && { signal }) });
   // Handlers answer with plain JSON built by the adapters; the wire tests check the shapes.
   // (Typed as `never` because the SDK's per-method result types do not know task results.)
   // Each request is one span (a task's trace starts at its creating tools/call), and counted.

@@ -20,8 +20,11 @@ import type { ToolCalls } from './tool-calls.js';
  */
 export const QUESTION_KEY_META_KEY = 'mcp-task-server/question-key';
 
-/** Sends `elicitation/create` to the client and resolves with its `ElicitResult`. */
-export type Elicit = (params: Record<string, unknown>, timeoutMs: number) => Promise<unknown>;
+/**
+ * Sends `elicitation/create` to the client and resolves with its `ElicitResult`. `signal`
+ * abandons the request (the client is told it was cancelled), and the promise rejects.
+ */
+export type Elicit = (params: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal) => Promise<unknown>;
 
 /** The longest a timer can wait (2^31 - 1 ms); a task without a TTL asks this long at most. */
 const LONGEST_TIMER_MS = 2_147_483_647;
@@ -42,6 +45,8 @@ export interface RelayOptions {
  * askable again, and it is asked again. An answer the engine ignores (the question was answered
  * on another channel, or withdrawn) settles it. If the client fails to answer, this fails with
  * that reason and releases the question; the task keeps waiting, and a new request asks again.
+ * When the wait ends (the task ended, or the client left), the questions it still has out are
+ * withdrawn and released.
  */
 export async function relayQuestionsUntilDone(
   calls: ToolCalls,
@@ -53,6 +58,10 @@ export async function relayQuestionsUntilDone(
 ): Promise<TaskRecord> {
   const ledger = options.ledger ?? new QuestionLedger();
   const broken = new AbortController();
+  // The questions this wait has out end with it: a client that left this request cannot answer
+  // them here, so they are withdrawn and become askable on the session's other channels.
+  const asking = new AbortController();
+  const elicitHere: Elicit = (params, timeoutMs) => elicit(params, timeoutMs, asking.signal);
   // Wakes the wait below when a refused or unanswered question becomes askable again.
   let nudge = () => {};
   const stopListening = ledger.onReleased((released) => {
@@ -97,7 +106,7 @@ export async function relayQuestionsUntilDone(
           calls,
           caller,
           { taskId, key, pending },
-          { elicit, timeoutMs: questionTimeoutMs(record), onUnanswered },
+          { elicit: elicitHere, timeoutMs: questionTimeoutMs(record), onUnanswered },
           claim,
         ).catch(() => {
           // `onUnanswered` has ended this wait with the reason.
@@ -106,6 +115,7 @@ export async function relayQuestionsUntilDone(
     }
   } finally {
     stopListening();
+    asking.abort(new Error('the wait for the task ended'));
   }
 }
 

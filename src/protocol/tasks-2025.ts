@@ -125,7 +125,7 @@ export class Tasks2025Dialect {
             caller,
             taskId,
             signal,
-            (params, timeoutMs) => elicit(withRelatedTask(params, taskId), timeoutMs),
+            (params, timeoutMs, signal) => elicit(withRelatedTask(params, taskId), timeoutMs, signal),
             ledger ? { ledger } : {},
           )
         : this.calls.engine.waitForTerminal(caller, taskId, signal),

@@ -35,6 +35,7 @@ import {
   openStandaloneStream,
   pollUntil,
   type RunningServer,
+  readSseStream,
   type SseStream,
   startServer,
 } from './support.js';
@@ -320,6 +321,41 @@ function describePollingClients(runtime: 'memory' | 'bullmq', extra: () => Recor
         );
       } finally {
         stream.close();
+      }
+    });
+
+    it('asks again on a new tasks/result after the client left the one that had the question', async () => {
+      const session = await openRawSession(url, { capabilities: ELICITATION });
+      const taskId = await startRawTask(url, session, 'left.txt');
+      const waitForResult = async (id: number) => {
+        const controller = new AbortController();
+        const response = await fetch(url, {
+          method: 'POST',
+          signal: controller.signal,
+          headers: session,
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tasks/result', params: { taskId } }),
+        });
+        return readSseStream(response, controller);
+      };
+      const isQuestion = (message: Record<string, unknown>) => message.method === 'elicitation/create';
+      const first = await waitForResult(10);
+      const asked = await first.next(isQuestion);
+      first.close();
+      // The question left with that request: the next one asks it anew, and takes the answer.
+      const second = await waitForResult(11);
+      try {
+        const again = await second.next(isQuestion);
+        expect(again.id).not.toBe(asked.id);
+        expect(again.params).toMatchObject({ _meta: { [RELATED_TASK_META_KEY]: { taskId } } });
+        await post(url, session, {
+          jsonrpc: '2.0',
+          id: again.id,
+          result: { action: 'accept', content: { confirm: true } },
+        });
+        const result = await second.next((message) => message.id === 11);
+        expect(result.result).toMatchObject({ content: [{ type: 'text', text: 'Deleted left.txt' }] });
+      } finally {
+        second.close();
       }
     });
 

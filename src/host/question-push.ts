@@ -11,7 +11,8 @@
  * one a `tasks/result` stream or a companion wait has out is not pushed too, and one they
  * release is pushed if the stream is open. A question whose push got no answer (an error, no
  * answer within `PUSH_ANSWER_TIMEOUT_MS`) is pushed again only on a newer stream: a client that
- * fails a request is not asked the same thing in a loop.
+ * fails a request is not asked the same thing in a loop. A push whose question closed meanwhile
+ * (answered elsewhere, or the task ended) is withdrawn: the client is told it was cancelled.
  */
 import type { ClientCapabilities, Server } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
@@ -55,7 +56,22 @@ export function attachQuestionPush(server: Server, options: QuestionPushOptions)
   const waiting = new Map<string, { record: TaskRecord; caller: Caller }>();
   /** `taskId\0key` → the stream on which its push went unanswered. */
   const failedOn = new Map<string, number>();
+  /** `taskId\0key` → what withdraws its push while it is out. */
+  const out = new Map<string, AbortController>();
   const failureKey = (taskId: string, key: string) => `${taskId}\0${key}`;
+  const ofTask = (taskId: string, keys: Iterable<string>) => [...keys].filter((key) => key.startsWith(`${taskId}\0`));
+  /**
+   * Withdraws the pushes of `taskId` whose question is no longer open (answered on another
+   * channel, or the task ended): the client is told the request was cancelled, so its dialog
+   * can close.
+   */
+  const withdraw = (taskId: string, open: Readonly<Record<string, unknown>>) => {
+    for (const failure of ofTask(taskId, out.keys())) {
+      if (failure.slice(taskId.length + 1) in open) continue;
+      out.get(failure)?.abort(new Error('the question is no longer open'));
+      out.delete(failure);
+    }
+  };
 
   const canPush = () =>
     !detached && streamOpen && server.transport !== undefined && acceptsFormElicitation(server.getClientCapabilities());
@@ -69,11 +85,13 @@ export function attachQuestionPush(server: Server, options: QuestionPushOptions)
       const claim = ledger.claim(taskId, key);
       if (!claim) continue;
       const sentOn = stream;
+      const withdrawal = new AbortController();
+      out.set(failure, withdrawal);
       // No related request: the transport sends it on the standalone stream.
       const elicit: Elicit = (params, timeoutMs) =>
         server.request(
           { method: 'elicitation/create', params: withRelatedTask(params, taskId) },
-          { timeout: timeoutMs },
+          { timeout: timeoutMs, signal: withdrawal.signal },
         );
       askOnce(
         calls,
@@ -83,12 +101,19 @@ export function attachQuestionPush(server: Server, options: QuestionPushOptions)
           elicit,
           timeoutMs: Math.min(PUSH_ANSWER_TIMEOUT_MS, questionTimeoutMs(record)),
           // Noted before the claim is released, so the release does not push it again at once.
-          onUnanswered: () => failedOn.set(failure, sentOn),
+          // A withdrawn question was not failed by the client.
+          onUnanswered: () => {
+            if (!withdrawal.signal.aborted) failedOn.set(failure, sentOn);
+          },
         },
         claim,
-      ).catch(() => {
-        // Released: asked again by another channel, or here on a newer stream.
-      });
+      )
+        .catch(() => {
+          // Released: asked again by another channel, or here on a newer stream.
+        })
+        .finally(() => {
+          if (out.get(failure) === withdrawal) out.delete(failure);
+        });
     }
   };
   const stopListening = ledger.onReleased(push);
@@ -96,7 +121,8 @@ export function attachQuestionPush(server: Server, options: QuestionPushOptions)
   const forget = (taskId: string) => {
     waiting.delete(taskId);
     ledger.forget(taskId);
-    for (const key of [...failedOn.keys()]) if (key.startsWith(`${taskId}\0`)) failedOn.delete(key);
+    withdraw(taskId, {});
+    for (const failure of ofTask(taskId, failedOn.keys())) failedOn.delete(failure);
   };
   const followers = new Map<string | null, TaskFollower>();
   const followerFor = (caller: Caller): TaskFollower => {
@@ -109,6 +135,7 @@ export function attachQuestionPush(server: Server, options: QuestionPushOptions)
             follower?.drop(record.taskId);
             return;
           }
+          withdraw(record.taskId, record.inputRequests ?? {});
           if (Object.keys(record.inputRequests ?? {}).length === 0) {
             waiting.delete(record.taskId);
             return;
@@ -137,6 +164,8 @@ export function attachQuestionPush(server: Server, options: QuestionPushOptions)
     detach: () => {
       detached = true;
       stopListening();
+      for (const withdrawal of out.values()) withdrawal.abort(new Error('the session closed'));
+      out.clear();
       for (const follower of followers.values()) follower.close();
       followers.clear();
       waiting.clear();

@@ -36,6 +36,7 @@ import {
   pollUntil,
   type RunningServer,
   readSseStream,
+  rpc2026,
   type SseStream,
   startServer,
 } from './support.js';
@@ -319,6 +320,43 @@ function describePollingClients(runtime: 'memory' | 'bullmq', extra: () => Recor
           () => post(url, session, { jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId } }),
           (reply) => reply.result?.status === 'completed',
         );
+      } finally {
+        stream.close();
+      }
+    });
+
+    it('withdraws a pushed question once it is answered elsewhere or its task ends', async () => {
+      const session = await openRawSession(url, { capabilities: ELICITATION });
+      const stream = await openStandaloneStream(url, session);
+      try {
+        const isQuestion = (message: Record<string, unknown>) => message.method === 'elicitation/create';
+        const cancelledFor = (id: unknown) => (message: Record<string, unknown>) =>
+          message.method === 'notifications/cancelled' && (message.params as { requestId?: unknown }).requestId === id;
+        // Answered on another channel (here the 2026-07-28 tasks/update of the same task).
+        const answered = await startRawTask(url, session, 'elsewhere.txt');
+        const first = await stream.next(isQuestion);
+        await rpc2026(url, 'tasks/update', {
+          taskId: answered,
+          inputResponses: { confirm: { action: 'accept', content: { confirm: false } } },
+        });
+        await stream.next(cancelledFor(first.id));
+        // The client's late answer to the withdrawn request changes nothing.
+        await post(url, session, {
+          jsonrpc: '2.0',
+          id: first.id,
+          result: { action: 'accept', content: { confirm: true } },
+        });
+        const done = await pollUntil(
+          () => post(url, session, { jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId: answered } }),
+          (reply) => reply.result !== undefined,
+        );
+        expect(done.result?.content).toEqual([{ type: 'text', text: 'Kept elsewhere.txt' }]);
+        // The task ends while its question is out.
+        const ended = await startRawTask(url, session, 'ended.txt');
+        const second = await stream.next(isQuestion);
+        expect(second.params).toMatchObject({ _meta: { [RELATED_TASK_META_KEY]: { taskId: ended } } });
+        await post(url, session, { jsonrpc: '2.0', id: 3, method: 'tasks/cancel', params: { taskId: ended } });
+        await stream.next(cancelledFor(second.id));
       } finally {
         stream.close();
       }

@@ -8,7 +8,7 @@ import type { Caller } from '../../src/engine/engine.js';
 import { type AnswerOutcome, answerChange } from '../../src/engine/inputs.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { QuestionLedger } from '../../src/protocol/question-ledger.js';
-import { relayQuestionsUntilDone } from '../../src/protocol/question-relay.js';
+import { questionTimeoutMs, relayQuestionsUntilDone } from '../../src/protocol/question-relay.js';
 import type { ToolCalls } from '../../src/protocol/tool-calls.js';
 
 const question = { question: 'confirm', params: { message: 'Delete a.txt?', requestedSchema: { type: 'object' } } };
@@ -220,5 +220,15 @@ describe('relayQuestionsUntilDone with a shared ledger', () => {
     expect(asked).toBe(2);
     task.set({ ...waiting, status: 'completed', inputRequests: {} });
     await Promise.all([first, second]);
+  });
+});
+
+describe('how long a question waits for its answer', () => {
+  it('until the task expires, at least a second, and within what a timer can wait for a task without a TTL', () => {
+    const now = Date.now();
+    expect(questionTimeoutMs({ ...waiting, createdAt: now, ttlMs: 60_000 })).toBeGreaterThan(59_000);
+    expect(questionTimeoutMs({ ...waiting, createdAt: now - 120_000, ttlMs: 60_000 })).toBe(1000);
+    // An unbounded timeout would make the timer fire at once (Node clamps it to 1 ms).
+    expect(questionTimeoutMs({ ...waiting, ttlMs: null })).toBe(2 ** 31 - 1);
   });
 });

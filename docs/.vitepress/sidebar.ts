@@ -12,6 +12,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Getting started', link: '/guide/getting-started' },
       { text: 'Tools and types', link: '/guide/tools-and-types' },
       { text: 'Questions', link: '/guide/questions' },
+      { text: 'Questions for clients that only poll', link: '/guide/questions-for-polling-clients' },
     ],
   },
   {

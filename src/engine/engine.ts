@@ -132,7 +132,7 @@ export class TaskEngine {
     check: AnswerCheck,
   ): Promise<AnswerOutcome> {
     await this.get(caller, taskId);
-    let outcome: AnswerOutcome = { change: undefined, accepted: [], rejected: {} };
+    let outcome: AnswerOutcome = { change: undefined, accepted: [], rejected: {}, ignored: [] };
     const after = await this.runtime.answer(taskId, (current) => {
       outcome = answerChange(current, responses, check);
       return outcome.change;

@@ -30,11 +30,17 @@ export interface AnswerOutcome {
   readonly accepted: readonly string[];
   /** Keys whose answers were refused, with the reason. */
   readonly rejected: Readonly<Record<string, string>>;
+  /**
+   * Keys answered that were not outstanding: never asked, answered already (a second answer to
+   * the same question, from any channel), or withdrawn. Their answers change nothing.
+   */
+  readonly ignored: readonly string[];
 }
 
 /**
  * Takes the answers for outstanding keys; ignores keys that are not outstanding (never asked,
- * already answered, or withdrawn). An invalid answer leaves its question outstanding and says
+ * already answered, or withdrawn), so a question's answer is taken once however many channels
+ * answer it, and a later answer neither replaces the first nor fails. An invalid answer leaves its question outstanding and says
  * why in `statusMessage`. When no question is left, the task goes back to `working`.
  */
 export function answerChange(
@@ -46,10 +52,14 @@ export function answerChange(
   const answers = { ...record.inputAnswers };
   const accepted: string[] = [];
   const rejected: Record<string, string> = {};
-  if (isTerminal(record.status)) return { change: undefined, accepted, rejected };
+  const ignored: string[] = [];
+  if (isTerminal(record.status)) return { change: undefined, accepted, rejected, ignored: Object.keys(responses) };
   for (const [key, response] of Object.entries(responses)) {
     const pending = outstanding[key];
-    if (!pending) continue;
+    if (!pending) {
+      ignored.push(key);
+      continue;
+    }
     const answer = toAnswer(response);
     const problem = answer
       ? check(pending, answer, record)
@@ -62,7 +72,9 @@ export function answerChange(
     answers[key] = answer;
     accepted.push(key);
   }
-  if (accepted.length === 0 && Object.keys(rejected).length === 0) return { change: undefined, accepted, rejected };
+  if (accepted.length === 0 && Object.keys(rejected).length === 0) {
+    return { change: undefined, accepted, rejected, ignored };
+  }
   const stillWaiting = Object.keys(outstanding).length > 0;
   const refusal = Object.entries(rejected)
     .map(([key, reason]) => `the answer to '${key}' was not accepted: ${reason}`)
@@ -70,6 +82,7 @@ export function answerChange(
   return {
     accepted,
     rejected,
+    ignored,
     change: {
       status: stillWaiting ? 'input_required' : 'working',
       statusMessage: refusal || (stillWaiting ? undefined : null),

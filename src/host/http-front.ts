@@ -130,6 +130,11 @@ export interface HttpFrontDeps {
   readonly onRefused?: (reason: 'rate_limit' | 'quota') => void;
   /** Caps on listen streams per principal, shared with nothing else. */
   readonly listenSlots?: PrincipalSlots;
+  /**
+   * Hears when a 2025-11-25 session's standalone GET stream opens (`true`) and closes
+   * (`false`): what the server sends outside any request reaches the client only while it is open.
+   */
+  readonly onStandaloneStream?: (server: Server, open: boolean) => void;
 }
 
 export class HttpFront {
@@ -350,7 +355,8 @@ export class HttpFront {
       // Another principal (or an anonymous caller) holding the id learns nothing: same as unknown.
       if (!session || session.principal !== admission.caller.principal) return sessionNotFound();
       session.lastSeen = Date.now();
-      return session.transport.handleRequest(request, options);
+      const response = await session.transport.handleRequest(request, options);
+      return request.method.toUpperCase() === 'GET' ? this.watchStandaloneStream(session.server, response) : response;
     }
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
@@ -385,6 +391,43 @@ export class HttpFront {
       await Promise.allSettled([transport.close(), server.close()]);
     }
     return response;
+  }
+
+  /**
+   * A session's GET answered with an event stream is its standalone stream (the SDK refuses a
+   * second one with 409, and without an event store there is no replay stream): the session's
+   * server hears when it opens, and when its body ends or the client leaves.
+   */
+  private watchStandaloneStream(server: Server, response: Response): Response {
+    const listener = this.deps.onStandaloneStream;
+    if (!listener || !response.ok || !response.body) return response;
+    if (!response.headers.get('content-type')?.includes('text/event-stream')) return response;
+    let open = true;
+    const closed = () => {
+      if (open) listener(server, false);
+      open = false;
+    };
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            closed();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          closed();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        closed();
+        return reader.cancel(reason);
+      },
+    });
+    listener(server, true);
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
   private closeIdleSessions(): void {

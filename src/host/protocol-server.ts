@@ -22,6 +22,7 @@ import type { Logger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
+import type { QuestionLedger } from '../protocol/question-ledger.js';
 import { asRpc, toJsonRpcError } from '../protocol/rpc-error.js';
 import { isSep1686Task, readSep1686TaskRequest, type Sep1686Dialect, toSep1686Task } from '../protocol/sep-1686.js';
 import { type Elicit, serverCapabilities2025, type Tasks2025Dialect, toTask2025 } from '../protocol/tasks-2025.js';
@@ -76,6 +77,12 @@ export interface ProtocolServerOptions {
   readonly listTasks: boolean;
   /** 2025-11-25: called with each task this session creates (and its call's progress token), to push its changes. */
   readonly onTaskCreated?: (taskId: string, caller: Caller, progressToken?: string | number) => void;
+  /**
+   * 2025-11-25: the session's ledger of questions out with its client. Every channel that asks
+   * this session's questions (`tasks/result`, the standalone stream, companion waits) claims
+   * each question in it first, so the client is asked each question once.
+   */
+  readonly questionLedger?: QuestionLedger;
 }
 
 /**
@@ -200,8 +207,8 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   };
   const elicitOnStream =
     (ctx: ServerContext): Elicit =>
-    (params, timeoutMs) =>
-      ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs });
+    (params, timeoutMs, signal) =>
+      ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs, ...(signal && { signal }) });
   // Handlers answer with plain JSON built by the adapters; the wire tests check the shapes.
   // (Typed as `never` because the SDK's per-method result types do not know task results.)
   // Each request is one span (a task's trace starts at its creating tools/call), and counted.
@@ -309,6 +316,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
               who,
               waitSignal(ctx),
               server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+              options.questionLedger,
             );
           } finally {
             registration.leave();

@@ -25,6 +25,7 @@ import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike
 import { type Logger, silentLogger } from '../observe/logger.js';
 import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
 import type { InlineState } from '../protocol/inline-state.js';
+import { QuestionLedger } from '../protocol/question-ledger.js';
 import { Sep1686Dialect } from '../protocol/sep-1686.js';
 import { Tasks2025Dialect } from '../protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../protocol/tasks-2026.js';
@@ -50,6 +51,7 @@ import {
   type ProtocolServerDeps,
   revisionOfEra,
 } from './protocol-server.js';
+import { attachQuestionPush, type QuestionPush } from './question-push.js';
 import { RateLimits } from './rate-limits.js';
 import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, redisSetup } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
@@ -306,18 +308,36 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     }),
   };
 
+  /** Each 2025 session's question push, found by its server when its standalone stream opens or closes. */
+  const questionPushes = new WeakMap<Server, QuestionPush>();
   const serverFor = (unit: { revision: ProtocolRevision; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
     if (unit.revision === '2026-07-28') return createProtocolServer(deps, { ...unit });
-    // A 2025 session lives as long as its connection: push its tasks' status while it does.
+    // A 2025 session lives as long as its connection: push its tasks' status and questions
+    // while it does. Its ledger makes each question reach the client once, on whichever channel.
     let push: ReturnType<typeof attachStatusPush> | undefined;
+    let questions: QuestionPush | undefined;
+    const questionLedger = new QuestionLedger();
     const server = createProtocolServer(deps, {
       ...unit,
-      onTaskCreated: (taskId, caller, progressToken) => push?.track(taskId, caller, progressToken),
+      questionLedger,
+      onTaskCreated: (taskId, caller, progressToken) => {
+        push?.track(taskId, caller, progressToken);
+        questions?.track(taskId, caller);
+      },
     });
     push = attachStatusPush(server, engine);
+    // Over stdio the standalone stream is stdout, open for the connection's whole life.
+    questions = attachQuestionPush(server, {
+      engine,
+      calls,
+      ledger: questionLedger,
+      streamOpen: unit.transport === 'stdio',
+    });
+    questionPushes.set(server, questions);
     const previousOnClose = server.onclose;
     server.onclose = () => {
       push?.detach();
+      questions?.detach();
       previousOnClose?.();
     };
     return server;
@@ -332,6 +352,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       limits,
       rateLimits,
       waiters,
+      onStandaloneStream: (server, open) => questionPushes.get(server)?.standaloneStream(open),
       ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
     },
     options.http,

@@ -149,8 +149,8 @@ export class Sep1686Dialect {
       const elicit = ctx.elicit;
       const done = await asRpc(() =>
         elicit
-          ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, waitSignal, (params, timeoutMs) =>
-              elicit({ ...params, _meta: related(clientTaskId) }, timeoutMs),
+          ? relayQuestionsUntilDone(this.calls, ctx.caller, taskId, waitSignal, (params, timeoutMs, signal) =>
+              elicit({ ...params, _meta: related(clientTaskId) }, timeoutMs, signal),
             )
           : this.calls.engine.waitForTerminal(ctx.caller, taskId, waitSignal),
       );

@@ -7,6 +7,7 @@ import type { Caller } from '../engine/engine.js';
 import type { TaskRecord, TaskStatus } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
+import type { QuestionLedger } from './question-ledger.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
 import { asRpc } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
@@ -14,6 +15,12 @@ import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js'
 export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 
 export type { Elicit } from './question-relay.js';
+
+/** An `elicitation/create`'s params with the related-task `_meta` naming the task that asks. */
+export function withRelatedTask(params: Record<string, unknown>, taskId: string): Record<string, unknown> {
+  const meta = isPlainObject(params._meta) ? params._meta : {};
+  return { ...params, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId } } };
+}
 
 /** The 2025-11-25 `Task` object. */
 export interface Task2025 {
@@ -105,22 +112,26 @@ export class Tasks2025Dialect {
    * Blocks until the task is terminal, then answers exactly what the original call would have:
    * the result (with related-task `_meta`) or the same JSON-RPC error. Meanwhile every
    * question the task asks goes to the client as `elicitation/create` on this response's stream,
-   * and the answers go back to the task (docs/design/protocol-rules.md §4.6).
+   * and the answers go back to the task (docs/design/protocol-rules.md §4.6). With the session's
+   * `ledger`, a question the session has out on another channel is not asked twice.
    */
   async getTaskResult(
     params: Params,
     caller: Caller,
     signal: AbortSignal,
     elicit?: Elicit,
+    ledger?: QuestionLedger,
   ): Promise<Record<string, unknown>> {
     const taskId = requireTaskId(params);
     const record = await asRpc(() =>
       elicit
-        ? relayQuestionsUntilDone(this.calls, caller, taskId, signal, (params, timeoutMs) =>
-            elicit(
-              { ...params, _meta: { ...(params._meta as object), [RELATED_TASK_META_KEY]: { taskId } } },
-              timeoutMs,
-            ),
+        ? relayQuestionsUntilDone(
+            this.calls,
+            caller,
+            taskId,
+            signal,
+            (params, timeoutMs, signal) => elicit(withRelatedTask(params, taskId), timeoutMs, signal),
+            ledger ? { ledger } : {},
           )
         : this.calls.engine.waitForTerminal(caller, taskId, signal),
     );

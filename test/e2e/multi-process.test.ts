@@ -10,6 +10,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
+  ElicitRequestSchema,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -191,6 +192,31 @@ function describeMultiProcess(deploy: () => Promise<Deployment>): void {
       (reply) => reply.result?.status === 'completed',
     );
     expect(done.result?.result).toMatchObject({ content: [{ type: 'text', text: 'Hello, Ada Lovelace!' }] });
+  });
+
+  it("pushes a worker's questions on the creating session's GET stream to a client that only polls", async () => {
+    const poller = await connectV1(serverA.url as string, { capabilities: { elicitation: {} } });
+    clients.push(poller);
+    const asked: string[] = [];
+    poller.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      // Answered once the worker has parked the run: the answer resumes it from Redis.
+      await sleep(PARKED_AFTER_MS);
+      return { action: 'accept', content: { name: asked.length === 1 ? 'Grace' : 'Hopper' } };
+    });
+    const created = await poller.request(
+      { method: 'tools/call', params: { name: 'ask_in_turn', arguments: {}, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const taskId = created.task.taskId;
+    await pollUntil(
+      () => poller.experimental.tasks.getTask(taskId),
+      (task) => task.status === 'completed',
+      30_000,
+    );
+    expect(asked).toEqual(['First name?', 'Last name of Grace?']);
+    const result = await poller.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'Hello, Grace Hopper!' }]);
   });
 
   it('replays a parked decorated method through the real tool registry: ctx.step runs once', async () => {

@@ -38,9 +38,13 @@ afterAll(async () => {
   await rm(workspace, { recursive: true, force: true });
 });
 
-/** A v1 client that answers every elicitation with `answer(message)` and keeps what it was asked. */
+/**
+ * A v1 client that answers every elicitation with `answer(message)` and keeps what it was asked.
+ * It opens no standalone stream, so questions reach it only on its `tasks/result` streams (the
+ * standalone stream's tests are in polling-questions.test.ts).
+ */
 async function answeringClient(url: string, answer: (message: string) => ElicitResult) {
-  const client = await connectV1(url, { capabilities: { elicitation: {} } });
+  const client = await connectV1(url, { capabilities: { elicitation: {} }, standaloneStream: false });
   const asked: { message: string; relatedTask: unknown }[] = [];
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     asked.push({

@@ -19,16 +19,27 @@ export async function startServer(options: TaskServerOptions): Promise<RunningSe
   return { server, url: listening.url, close: () => server.close() };
 }
 
+/**
+ * A v1 client on a 2025-11-25 session. It opens the standalone GET stream after `initialize`,
+ * as the SDK does, unless `standaloneStream: false`: then its GET is answered 405 before it
+ * leaves the client (the way MCP Inspector's "Suppress Notification Stream" does it), so it
+ * hears the server only on the responses to its own requests.
+ */
 export async function connectV1(
   url: string,
-  options: { token?: string; capabilities?: Record<string, unknown> } = {},
+  options: { token?: string; capabilities?: Record<string, unknown>; standaloneStream?: boolean } = {},
 ): Promise<Client> {
   const client = new Client(
     { name: 'mcp-task-server-e2e', version: '1.0.0' },
     { capabilities: options.capabilities ?? {} },
   );
+  const withoutStandaloneStream: typeof fetch = async (input, init) =>
+    (init?.method ?? 'GET').toUpperCase() === 'GET'
+      ? new Response(null, { status: 405, statusText: 'Method Not Allowed' })
+      : fetch(input, init);
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     ...(options.token && { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } }),
+    ...(options.standaloneStream === false && { fetch: withoutStandaloneStream }),
   });
   await client.connect(transport);
   return client;
@@ -100,8 +111,12 @@ export async function rpc2026(
  * A 2025-11-25 session opened by hand: the headers its requests carry. Requests on it can be
  * dropped the way a crashed client drops them (abort the fetch), which the SDK client never does.
  */
-export async function openRawSession(url: string): Promise<Record<string, string>> {
+export async function openRawSession(
+  url: string,
+  options: { capabilities?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): Promise<Record<string, string>> {
   const headers = {
+    ...options.headers,
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
     'mcp-protocol-version': '2025-11-25',
@@ -113,7 +128,11 @@ export async function openRawSession(url: string): Promise<Record<string, string
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'dropper', version: '1' } },
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: options.capabilities ?? {},
+        clientInfo: { name: 'dropper', version: '1' },
+      },
     }),
   });
   await init.text();
@@ -183,6 +202,11 @@ export async function listenForTasks(
     const body = (await response.json()) as { error?: { code: number; data?: unknown } };
     return { status: response.status, ...(body.error && { error: body.error }) };
   }
+  return { status: response.status, stream: readSseStream(response, controller) };
+}
+
+/** Reads an SSE response as a stream of JSON-RPC messages; `controller` aborts its fetch. */
+export function readSseStream(response: Response, controller: AbortController): SseStream {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   const received: Record<string, unknown>[] = [];
@@ -209,35 +233,47 @@ export async function listenForTasks(
     }
   };
   return {
-    status: response.status,
-    stream: {
-      async next(accept = () => true, timeoutMs = 10_000) {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const index = received.findIndex(accept);
-          if (index >= 0) return received.splice(index, 1)[0] as Record<string, unknown>;
-          if (ended || Date.now() > deadline) {
-            const why = ended ? 'the stream ended' : 'timed out';
-            throw new Error(`no matching message (${why}); received ${JSON.stringify(received)}`);
-          }
-          reading ??= pump().finally(() => {
-            reading = undefined;
-          });
-          await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 50))]);
+    async next(accept = () => true, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const index = received.findIndex(accept);
+        if (index >= 0) return received.splice(index, 1)[0] as Record<string, unknown>;
+        if (ended || Date.now() > deadline) {
+          const why = ended ? 'the stream ended' : 'timed out';
+          throw new Error(`no matching message (${why}); received ${JSON.stringify(received)}`);
         }
-      },
-      async rest(timeoutMs = 10_000) {
-        const deadline = Date.now() + timeoutMs;
-        while (!ended) {
-          if (Date.now() > deadline) throw new Error(`the stream did not end; received ${JSON.stringify(received)}`);
-          reading ??= pump().finally(() => {
-            reading = undefined;
-          });
-          await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 50))]);
-        }
-        return received.splice(0);
-      },
-      close: () => controller.abort(),
+        reading ??= pump().finally(() => {
+          reading = undefined;
+        });
+        await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 50))]);
+      }
     },
+    async rest(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!ended) {
+        if (Date.now() > deadline) throw new Error(`the stream did not end; received ${JSON.stringify(received)}`);
+        reading ??= pump().finally(() => {
+          reading = undefined;
+        });
+        await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 50))]);
+      }
+      return received.splice(0);
+    },
+    close: () => controller.abort(),
   };
+}
+
+/**
+ * A raw 2025-11-25 session's standalone GET stream (`session` from `openRawSession`), read as
+ * JSON-RPC messages: what the server sends outside any request arrives here.
+ */
+export async function openStandaloneStream(url: string, session: Record<string, string>): Promise<SseStream> {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    method: 'GET',
+    signal: controller.signal,
+    headers: { ...session, accept: 'text/event-stream' },
+  });
+  if (!response.ok) throw new Error(`the standalone stream was refused: HTTP ${response.status}`);
+  return readSseStream(response, controller);
 }

@@ -201,6 +201,46 @@ function describeTwoPrincipals(runtime: 'memory' | 'bullmq', extra: () => Partia
       await alicesCall;
     });
 
+    it('2025-11-25: a question pushed on the GET stream reaches only the session that created its task', async () => {
+      const asked: Record<string, string[]> = { alice: [], 'alice-2': [], bob: [] };
+      const asker = async (name: string, token: string) => {
+        const client = await connectV1(url, { token, capabilities: { elicitation: {} } });
+        client.setRequestHandler(ElicitRequestSchema, async (request) => {
+          const related = request.params._meta?.['io.modelcontextprotocol/related-task'] as { taskId: string };
+          asked[name]?.push(related.taskId);
+          return { action: 'accept', content: { confirm: true } };
+        });
+        return client;
+      };
+      // Each polls only: the standalone stream is the only way a question reaches it.
+      const clients = [await asker('alice', 'alice'), await asker('alice-2', 'alice'), await asker('bob', 'bob')];
+      const [aliceOne, aliceTwo, bobToo] = clients as [Client, Client, Client];
+      try {
+        const alicesTask = await startTaskB(aliceOne, 'confirm_delete', { filename: 'alice-pushed.txt' });
+        await pollUntil(
+          () => aliceOne.experimental.tasks.getTask(alicesTask),
+          (task) => task.status === 'completed',
+        );
+        // Bob's own question comes after anything pushed to his stream before it.
+        const bobsTask = await startTaskB(bobToo, 'confirm_delete', { filename: 'bob-pushed.txt' });
+        await pollUntil(
+          () => bobToo.experimental.tasks.getTask(bobsTask),
+          (task) => task.status === 'completed',
+        );
+        const alicesOther = await startTaskB(aliceTwo, 'confirm_delete', { filename: 'alice-other.txt' });
+        await pollUntil(
+          () => aliceTwo.experimental.tasks.getTask(alicesOther),
+          (task) => task.status === 'completed',
+        );
+        expect(asked).toEqual({ alice: [alicesTask], 'alice-2': [alicesOther], bob: [bobsTask] });
+        await expect(bobToo.experimental.tasks.getTaskResult(alicesTask, CallToolResultSchema)).rejects.toMatchObject({
+          code: -32602,
+        });
+      } finally {
+        await Promise.allSettled(clients.map((client) => client.close()));
+      }
+    });
+
     it("Bob cannot use Alice's session: POST, GET stream, DELETE and forged answers all get 404", async () => {
       const sessionId = sessionOf(alice);
       // Alice's client holds the question open: nobody but Alice may answer it.

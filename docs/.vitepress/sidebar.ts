@@ -37,6 +37,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Clients', link: '/guide/clients' },
       { text: 'Protocol mapping', link: '/guide/protocol-mapping' },
       { text: 'Conformance', link: '/guide/conformance' },
+      { text: 'Error codes', link: '/guide/error-codes' },
       { text: 'Traceability', link: '/traceability' },
     ],
   },

@@ -59,10 +59,10 @@ describe('docs/guide/error-codes.md', () => {
   });
 
   it('lists every error status the MCP front answers with itself', () => {
-    const frontFiles = ['http-front.ts', 'json-body.ts', 'task-subscriptions.ts', 'rate-limits.ts'];
+    const frontFiles = ['host/http-front.ts', 'http/json-body.ts', 'host/task-subscriptions.ts', 'http/rate-budget.ts'];
     const emitted = new Set<number>();
     for (const file of frontFiles) {
-      const source = readFileSync(path.join(repoRoot, 'src/host', file), 'utf8');
+      const source = readFileSync(path.join(repoRoot, 'src', file), 'utf8');
       for (const match of source.matchAll(/status: (\d{3})|refuse\(\s*(\d{3})|\),?\s*(\d{3}),?\s*\)/g)) {
         const status = Number(match[1] ?? match[2] ?? match[3]);
         if (status >= 400) emitted.add(status);

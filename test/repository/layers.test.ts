@@ -63,9 +63,10 @@ const importing = (...specifiers: string[]) =>
 
 /** Every layer importing what it may, so the legal shape is checked too. */
 const LEGAL: Record<string, string> = {
+  'src/jsonrpc/json-rpc-error.ts': leaf,
   'src/decorators/marks.ts': leaf,
   'src/engine/task.ts': leaf,
-  'src/engine/engine.ts': importing('./task.js', 'node:crypto'),
+  'src/engine/engine.ts': importing('./task.js', '../jsonrpc/json-rpc-error.js', 'node:crypto'),
   'src/observe/logger.ts': leaf,
   'src/observe/tracing.ts': importing('@opentelemetry/api'),
   'src/observe/log.ts': importing('../engine/task.js', './logger.js', 'pino'),
@@ -93,6 +94,7 @@ const LEGAL: Record<string, string> = {
   'src/testing/harness.ts': importing('../client/index.js', '../host/task-server.js'),
   'src/generator/cli.ts': leaf,
   'src/index.ts': importing('./host/task-server.js', './tools/registry.js'),
+  'src/manifest/index.ts': importing('../tools/registry.js'),
   'cli/task/output.ts': leaf,
   'cli/task/program.ts': importing('../../src/client/index.js', './output.js'),
   'cli/mcp-task.ts': importing('./task/program.js'),
@@ -105,6 +107,8 @@ const LEGAL: Record<string, string> = {
 
 /** One forbidden import per rule: the file, what it imports, and the rule that must name it. */
 const FORBIDDEN: { rule: string; file: string; imports: string; to?: string }[] = [
+  { rule: 'layer-jsonrpc', file: 'src/jsonrpc/to-engine.ts', imports: '../engine/task.js' },
+  { rule: 'layer-manifest-entry', file: 'src/manifest/to-host.ts', imports: '../host/task-server.js' },
   { rule: 'layer-engine', file: 'src/engine/to-protocol.ts', imports: '../protocol/rpc-error.js' },
   { rule: 'layer-engine', file: 'src/engine/to-host.ts', imports: '../host/task-server.js' },
   { rule: 'layer-engine', file: 'src/engine/to-runtime.ts', imports: '../runtime/bullmq/runtime.js' },

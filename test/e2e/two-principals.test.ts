@@ -1,8 +1,9 @@
 /**
- * Two principals, one server: every task method and stream of all three dialects, and the companion tools of clients without tasks, tried by one
- * principal on the other's tasks and sessions, over real HTTP with a real bearer verifier, on
- * both runtimes (BullMQ on a real Redis). Nothing of Alice's may be reached, answered, listed,
- * cancelled or deleted by Bob, by an anonymous caller, or by a token that names nobody.
+ * Two principals, one server: every task method and stream of all three dialects, and the
+ * companion tools of clients without tasks, tried by one principal on the other's tasks and
+ * sessions, over real HTTP with a real bearer verifier, on both runtimes (BullMQ on a real
+ * Redis). Nothing of Alice's may be reached, answered, listed, cancelled or deleted by Bob, by
+ * an anonymous caller, or by a token that names nobody.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {

@@ -360,24 +360,25 @@ export class UnawareClients {
    * The task itself goes on whatever happens to the wait.
    */
   private async waitOnCall(
-    start: TaskRecord,
+    initial: TaskRecord,
     ms: number,
     ctx: UnawareCallContext,
     until: 'grace' | 'change',
   ): Promise<{ kind: 'record' | 'ask'; record: TaskRecord }> {
     const caller = ctx.caller;
-    const taskId = start.taskId;
+    const taskId = initial.taskId;
     const channel = ctx.questions;
-    // 2026-07-28 with elicitation: the answers of a retried task_wait go to the task first.
-    if (until === 'change' && channel.kind === 'rounds' && ctx.inputResponses) {
-      if (Object.keys(ctx.inputResponses).length > 0) await this.calls.answer(caller, taskId, ctx.inputResponses);
+    let start = initial;
+    // 2026-07-28 with elicitation: the answers of a retried task_wait go to the task first, and
+    // the wait then measures change from the task as they left it.
+    const answers = until === 'change' && channel.kind === 'rounds' ? ctx.inputResponses : undefined;
+    if (answers && Object.keys(answers).length > 0) {
+      await this.calls.answer(caller, taskId, answers);
+      start = await this.read(caller, taskId);
     }
     const asking = (record: TaskRecord) => Object.keys(record.inputRequests ?? {}).length > 0;
     if (isTerminal(start.status)) return { kind: 'record', record: start };
-    if (channel.kind === 'rounds' && asking(start)) {
-      const current = until === 'change' && ctx.inputResponses ? await this.read(caller, taskId) : start;
-      if (asking(current)) return { kind: 'ask', record: current };
-    }
+    if (channel.kind === 'rounds' && asking(start)) return { kind: 'ask', record: start };
     // Nobody can be asked on this call: an open question waits for task_answer, so say so now.
     if (channel.kind === 'none' && until === 'change' && asking(start)) return { kind: 'record', record: start };
     if (ms <= 0) return { kind: 'record', record: await this.read(caller, taskId) };

@@ -635,11 +635,14 @@ export class UnawareClients {
 }
 
 /**
- * Forwards a waited-on task's progress to the call's progress token (through `onProgress`),
- * each new value once.
+ * Forwards a waited-on task's progress to the call's progress token (through `onProgress`), as
+ * the method reported it: each new numeric progress with the status message, and message-only
+ * updates of a task that reports no numbers. An ended task's record adds nothing but a final
+ * number the wait had not seen (its status message is gone by then).
  */
 class ProgressEcho {
-  private last: string | undefined;
+  private lastProgress: string | undefined;
+  private lastMessage: string | undefined;
   constructor(private readonly ctx: CallContext) {}
 
   get active(): boolean {
@@ -650,13 +653,18 @@ class ProgressEcho {
   seen(record: TaskRecord): boolean {
     const onProgress = this.ctx.onProgress;
     if (!onProgress) return false;
-    const key = JSON.stringify([record.progress, record.statusMessage]);
-    if (key === this.last || (!record.progress && record.statusMessage === undefined)) return false;
-    this.last = key;
+    const progress = record.progress;
+    const progressKey = progress && JSON.stringify(progress);
+    const message = isTerminal(record.status) ? undefined : record.statusMessage;
+    const numberChanged = progressKey !== undefined && progressKey !== this.lastProgress;
+    const messageChanged = message !== undefined && message !== this.lastMessage;
+    if (isTerminal(record.status) ? !numberChanged : !numberChanged && !messageChanged) return false;
+    this.lastProgress = progressKey ?? this.lastProgress;
+    this.lastMessage = message ?? this.lastMessage;
     onProgress({
-      ...(record.progress && { progress: record.progress.progress }),
-      ...(record.progress?.total !== undefined && { total: record.progress.total }),
-      ...(record.statusMessage !== undefined && { message: record.statusMessage }),
+      ...(progress && { progress: progress.progress }),
+      ...(progress?.total !== undefined && { total: progress.total }),
+      ...(message !== undefined && { message }),
     });
     return false;
   }

@@ -49,6 +49,7 @@ export type {
   TaskServer,
   TaskServerOptions,
   TaskServerStats,
+  UnawareClientsOptions,
 } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
 export type { WaiterCounts, WaiterStats } from './host/waiters.js';
@@ -69,6 +70,18 @@ export type { TaskPolicy } from './engine/policy.js';
 export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
+export type {
+  QuestionField,
+  QuestionView,
+  TaskStatusView,
+  UnawareClientMode,
+} from './protocol/companion-tools.js';
+export {
+  DEFAULT_COMPANION_PREFIX,
+  DEFAULT_UNAWARE_GRACE_MS,
+  TASK_STATUS_SCHEMA,
+  TASK_WAIT_CAP_SECONDS,
+} from './protocol/companion-tools.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,

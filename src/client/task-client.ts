@@ -205,7 +205,9 @@ async function open(
 ): Promise<{ client: Client; channel: RawChannel }> {
   const { transport, channel } = RawChannel.wrap(await transportFor(target, options));
   const client = new Client(options.clientInfo ?? DEFAULT_CLIENT_INFO, {
-    capabilities: { elicitation: { form: {} } },
+    // `tasks` tells a 2025-11-25 server that this client takes tasks, so it gets tasks rather
+    // than the handles and companion tools a server offers to clients that cannot.
+    capabilities: { elicitation: { form: {} }, tasks: {} },
     versionNegotiation: { mode },
   });
   await client.connect(transport);

@@ -135,6 +135,8 @@ export interface HttpFrontDeps {
    * (`false`): what the server sends outside any request reaches the client only while it is open.
    */
   readonly onStandaloneStream?: (server: Server, open: boolean) => void;
+  /** Tools whose calls count as task reads, not creations (the companion tools). */
+  readonly readTools?: ReadonlySet<string>;
 }
 
 export class HttpFront {
@@ -333,7 +335,7 @@ export class HttpFront {
     if (!rateLimits) return undefined;
     for (const message of Array.isArray(body) ? body : [body]) {
       if (!isPlainObject(message)) continue;
-      const cost = rateCostOf(message);
+      const cost = rateCostOf(message, this.deps.readTools);
       if (!cost) continue;
       const limited = await rateLimits.consume(subject, cost.kind, cost.points);
       if (limited) {

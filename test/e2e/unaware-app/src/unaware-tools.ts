@@ -1,0 +1,116 @@
+import { NeedsInput, Task, type TaskContext } from 'mcp-task-server';
+
+/** What `hold_job` reports when it ends. */
+export interface HoldReport {
+  /** The label it was started with. */
+  label: string;
+  /** True when the test let it finish; false when it ran its whole time. */
+  released: boolean;
+}
+
+/** What to do with a file. */
+export interface Verdict {
+  /** Keep, archive or delete the file. */
+  action: 'keep' | 'archive' | 'delete';
+}
+
+/** A held run: how the test lets it finish, and how it learns the run began. */
+interface Hold {
+  readonly started: Promise<void>;
+  markStarted(): void;
+  readonly released: Promise<void>;
+  release(): void;
+}
+
+function newHold(): Hold {
+  let markStarted!: () => void;
+  let release!: () => void;
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { started, markStarted, released, release };
+}
+
+/**
+ * Tools for the tests of clients that cannot receive tasks: a long task whose end the test
+ * controls (so a test never sleeps for it, and the task still truly outlives the call that
+ * started it), a task that asks a question, and a quick task.
+ */
+export class UnawareTools {
+  private readonly holds = new Map<string, Hold>();
+
+  /**
+   * Works on a job until it is let go, for at most `seconds`.
+   * @param label Names the job; echoed in the report.
+   * @param seconds The longest the job works.
+   */
+  @Task({ pollIntervalMs: 200 })
+  async holdJob(label: string, seconds: number, ctx: TaskContext): Promise<HoldReport> {
+    const hold = this.hold(label);
+    ctx.progress(`working on ${label}`);
+    hold.markStarted();
+    const released = await Promise.race([
+      hold.released.then(() => true),
+      sleep(seconds * 1000, ctx.signal).then(() => false),
+    ]);
+    return { label, released };
+  }
+
+  /**
+   * Asks what to do with a file, then does it.
+   * @param filename The file to decide about.
+   */
+  @Task({ pollIntervalMs: 200 })
+  @NeedsInput<Verdict>('verdict', { message: 'What should happen to the file?' })
+  async triageFile(filename: string, ctx: TaskContext<{ verdict: Verdict }>): Promise<string> {
+    const answer = await ctx.input('verdict', { message: `What should happen to ${filename}?` });
+    return answer.action === 'accept' ? `${filename}: ${answer.content.action}` : `${filename}: left alone`;
+  }
+
+  /**
+   * Adds two numbers as a task that ends at once.
+   * @param a The first number.
+   * @param b The second number.
+   */
+  @Task({ pollIntervalMs: 200 })
+  async quickSum(a: number, b: number): Promise<string> {
+    return `${a} + ${b} = ${a + b}`;
+  }
+
+  /** Resolves once the `hold_job` run with this label has begun. */
+  started(label: string): Promise<void> {
+    return this.hold(label).started;
+  }
+
+  /** Lets the `hold_job` run with this label finish (now, or as soon as it starts). */
+  release(label: string): void {
+    this.hold(label).release();
+  }
+
+  private hold(label: string): Hold {
+    let hold = this.holds.get(label);
+    if (!hold) {
+      hold = newHold();
+      this.holds.set(label, hold);
+    }
+    return hold;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal.throwIfAborted();
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}

@@ -14,24 +14,33 @@ export interface Verdict {
   action: 'keep' | 'archive' | 'delete';
 }
 
-/** A held run: how the test lets it finish, and how it learns the run began. */
+/** How a `hold_job` run ended: let go by the test, out of time, or stopped (cancelled). */
+export type HoldEnd = 'released' | 'ran out' | 'stopped';
+
+/** A held run: how the test lets it finish, and how it learns the run began and ended. */
 interface Hold {
   readonly started: Promise<void>;
   markStarted(): void;
   readonly released: Promise<void>;
   release(): void;
+  readonly ended: Promise<HoldEnd>;
+  markEnded(how: HoldEnd): void;
 }
 
 function newHold(): Hold {
   let markStarted!: () => void;
   let release!: () => void;
+  let markEnded!: (how: HoldEnd) => void;
   const started = new Promise<void>((resolve) => {
     markStarted = resolve;
   });
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
-  return { started, markStarted, released, release };
+  const ended = new Promise<HoldEnd>((resolve) => {
+    markEnded = resolve;
+  });
+  return { started, markStarted, released, release, ended, markEnded };
 }
 
 /**
@@ -52,11 +61,17 @@ export class UnawareTools {
     const hold = this.hold(label);
     ctx.progress(`working on ${label}`);
     hold.markStarted();
-    const released = await Promise.race([
-      hold.released.then(() => true),
-      sleep(seconds * 1000, ctx.signal).then(() => false),
-    ]);
-    return { label, released };
+    try {
+      const released = await Promise.race([
+        hold.released.then(() => true),
+        sleep(seconds * 1000, ctx.signal).then(() => false),
+      ]);
+      hold.markEnded(released ? 'released' : 'ran out');
+      return { label, released };
+    } catch (error) {
+      hold.markEnded('stopped');
+      throw error;
+    }
   }
 
   /**
@@ -83,6 +98,11 @@ export class UnawareTools {
   /** Resolves once the `hold_job` run with this label has begun. */
   started(label: string): Promise<void> {
     return this.hold(label).started;
+  }
+
+  /** Resolves with how the `hold_job` run with this label ended. */
+  ended(label: string): Promise<HoldEnd> {
+    return this.hold(label).ended;
   }
 
   /** Lets the `hold_job` run with this label finish (now, or as soon as it starts). */

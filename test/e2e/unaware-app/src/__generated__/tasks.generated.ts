@@ -50,7 +50,7 @@ export const taskManifest = defineTaskManifest({
       output: HoldJobOutput,
       result: 'structured',
       target: { class: UnawareTools, method: 'holdJob' },
-      source: 'src/unaware-tools.ts:51:9',
+      source: 'src/unaware-tools.ts:60:9',
       invoke: (target, args, ctx) => target.holdJob(args.label, args.seconds, ctx),
     }),
     defineTaskTool<UnawareTools, z.output<typeof QuickSumInput>>({
@@ -69,7 +69,7 @@ export const taskManifest = defineTaskManifest({
       input: QuickSumInput,
       result: 'text',
       target: { class: UnawareTools, method: 'quickSum' },
-      source: 'src/unaware-tools.ts:79:9',
+      source: 'src/unaware-tools.ts:94:9',
       invoke: (target, args, _ctx) => target.quickSum(args.a, args.b),
     }),
     defineTaskTool<UnawareTools, z.output<typeof TriageFileInput>>({
@@ -103,7 +103,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: UnawareTools, method: 'triageFile' },
-      source: 'src/unaware-tools.ts:68:9',
+      source: 'src/unaware-tools.ts:83:9',
       invoke: (target, args, ctx) => target.triageFile(args.filename, ctx),
     }),
   ],

@@ -18,6 +18,18 @@ export interface TaskOptions {
   readonly pollIntervalMs?: number;
   /** Upper bound of runs of this tool at once in one worker process. */
   readonly concurrency?: number;
+  /**
+   * What a caller whose client cannot receive a task (no `tasks` capability on 2025-11-25, no
+   * tasks extension on 2026-07-28) gets when it calls this tool:
+   * - `'auto'` (the default for `optional` tools): the task starts; if it ends within the grace
+   *   time (10 s by default) the call answers with its result, else with a handle the caller
+   *   follows through the `task_status` / `task_wait` / `task_result` tools;
+   * - `'handle'`: the handle at once;
+   * - `'inline'`: the tool runs inside the call, however long it takes.
+   * Default: the server's `unawareClients.mode`. A `required` tool refuses such callers unless
+   * this or the server's mode is `'auto'` or `'handle'`.
+   */
+  readonly unawareClients?: 'auto' | 'handle' | 'inline';
 }
 
 /** Options of `@Tool`: an ordinary, synchronous tool that never becomes a task. */

@@ -39,6 +39,8 @@ export interface ToolIR {
   readonly ttlMs?: number | null;
   readonly pollIntervalMs?: number;
   readonly concurrency?: number;
+  /** `@Task({ unawareClients })`: what callers without tasks get from the tool. */
+  readonly unawareClients?: 'auto' | 'handle' | 'inline';
   readonly target: TargetIR;
   /** `path/relative/to/tsconfig/dir.ts:line:col` of the method name. */
   readonly source: string;

@@ -41,6 +41,11 @@ export interface ProcessConfig {
   readonly healthHost?: string;
   /** `MCP_REQUEST_STATE_KEY`: seals a 2026 call's state between rounds (see `requestStateKey`). */
   readonly requestStateKey?: string;
+  /**
+   * `MCP_TASK_UNAWARE_CLIENTS` and `MCP_TASK_UNAWARE_GRACE_MS`: what callers that cannot receive
+   * a task get (see `TaskServerOptions.unawareClients`).
+   */
+  readonly unawareClients?: { readonly mode?: 'auto' | 'handle' | 'inline'; readonly graceMs?: number };
 }
 
 /** The variables, for the README and for error messages: name → what it accepts. */
@@ -66,6 +71,8 @@ export const CONFIG_VARIABLES = {
   HEALTH_HOST: 'a host name or IP address',
   WORKER_INPUT_GRACE_MS: 'a whole number of milliseconds from 0 to 600000',
   MCP_REQUEST_STATE_KEY: 'a secret of at least 32 characters, the same in every server process',
+  MCP_TASK_UNAWARE_CLIENTS: 'one of auto, handle, inline',
+  MCP_TASK_UNAWARE_GRACE_MS: 'a whole number of milliseconds from 0 to 50000',
 } as const;
 
 type Variable = keyof typeof CONFIG_VARIABLES;
@@ -143,6 +150,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     // The value is a secret: the message names the variable and the rule, never the value.
     throw new ConfigError('MCP_REQUEST_STATE_KEY', '(hidden)', CONFIG_VARIABLES.MCP_REQUEST_STATE_KEY);
   }
+  const unawareMode = value('MCP_TASK_UNAWARE_CLIENTS');
+  if (unawareMode !== undefined && unawareMode !== 'auto' && unawareMode !== 'handle' && unawareMode !== 'inline') {
+    throw new ConfigError('MCP_TASK_UNAWARE_CLIENTS', unawareMode, CONFIG_VARIABLES.MCP_TASK_UNAWARE_CLIENTS);
+  }
+  const graceMs = whole('MCP_TASK_UNAWARE_GRACE_MS', 0, 50_000);
+  const unawareClients = {
+    ...(unawareMode !== undefined && { mode: unawareMode as 'auto' | 'handle' | 'inline' }),
+    ...(graceMs !== undefined && { graceMs }),
+  };
   const workers = whole('WORKERS', 0, 10_000);
   const port = whole('PORT', 0, 65_535);
   const lockDurationMs = whole('WORKER_LOCK_MS', 1000, 600_000);
@@ -175,6 +191,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     ...(healthPort !== undefined && { healthPort }),
     ...(healthHost !== undefined && { healthHost }),
     ...(requestStateKey !== undefined && { requestStateKey }),
+    ...(Object.keys(unawareClients).length > 0 && { unawareClients }),
   };
 }
 

@@ -118,6 +118,8 @@ export interface HttpFrontDeps {
   readonly onRefused?: (reason: 'rate_limit' | 'quota') => void;
   /** Caps on listen streams per principal, shared with nothing else. */
   readonly listenSlots?: PrincipalSlots;
+  /** Tools whose calls count as task reads, not creations (the companion tools). */
+  readonly readTools?: ReadonlySet<string>;
 }
 
 export class HttpFront {
@@ -316,7 +318,7 @@ export class HttpFront {
     if (!rateLimits) return undefined;
     for (const message of Array.isArray(body) ? body : [body]) {
       if (!isPlainObject(message)) continue;
-      const cost = rateCostOf(message);
+      const cost = rateCostOf(message, this.deps.readTools);
       if (!cost) continue;
       const limited = await rateLimits.consume(subject, cost.kind, cost.points);
       if (limited) {

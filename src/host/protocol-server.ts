@@ -18,8 +18,9 @@ import { z } from 'zod';
 import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
+import type { UnawareCallContext, UnawareClients } from '../protocol/companion-tools.js';
 import type { InlineState } from '../protocol/inline-state.js';
-import { optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
+import { isPlainObject, optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
 import { asRpc, ErrorCode, RpcError, toRpcError } from '../protocol/rpc-error.js';
 import { isSep1686Task, readSep1686TaskRequest, type Sep1686Dialect, toSep1686Task } from '../protocol/sep-1686.js';
 import { type Elicit, serverCapabilities2025, type Tasks2025Dialect, toTask2025 } from '../protocol/tasks-2025.js';
@@ -59,7 +60,21 @@ export interface ProtocolServerDeps {
   readonly requestStateCodec?: RequestStateCodec<InlineState>;
   /** Hears how each request ended: `ok` or its JSON-RPC error code (for metrics). */
   readonly onRequest?: (method: string, outcome: number | 'ok') => void;
+  /**
+   * Handles and companion tools for callers that cannot receive a task (a 2025-11-25 session
+   * without the `tasks` capability, a 2026-07-28 request without the tasks extension).
+   */
+  readonly unaware?: UnawareClients;
+  /**
+   * A call of such a caller that carries a `progressToken` hears from the server at least this
+   * often while it runs inline or waits for its task (default 10 000 ms), so hosts that reset
+   * their timeout on progress keep it.
+   */
+  readonly keepAliveMs?: number;
 }
+
+/** How often a long call of a caller without tasks gets a progress notification at least. */
+export const DEFAULT_KEEP_ALIVE_MS = 10_000;
 
 export interface ProtocolServerOptions {
   readonly era: Era;
@@ -140,6 +155,8 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     },
   );
 
+  const unaware = deps.unaware;
+  const readTools = unaware?.companionNames();
   const caller = async (ctx: ServerContext): Promise<Caller> => {
     const authInfo = ctx.http?.authInfo;
     const headers = ctx.http?.req?.headers;
@@ -204,7 +221,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         async () => {
           try {
             // Over HTTP the front has counted the request already (and answers 429 itself).
-            const kind = options.transport === 'stdio' ? rateKindOf(method) : undefined;
+            const kind = options.transport === 'stdio' ? rateKindOf(method, tool, readTools) : undefined;
             if (kind && deps.rateLimits) {
               const limited = await deps.rateLimits.consume(await caller(ctx), kind);
               if (limited) throw limited;
@@ -221,13 +238,59 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       );
     }) as never;
 
+  /**
+   * A `tools/call` of a caller that cannot receive a task: a companion tool, a handle, or (in
+   * `inline` mode, or for a tool that refuses such callers) what `today` answers. Either way
+   * the call hears a progress notification at least every `keepAliveMs` when it asked for
+   * progress, and an inline run stops when its client hangs up; a task goes on.
+   */
+  const serveUnaware = async (
+    clients: UnawareClients,
+    params: Params,
+    ctx: ServerContext,
+    context: Omit<UnawareCallContext, 'signal' | 'onProgress' | 'waitSignal'>,
+    today: (context: CallContext) => Promise<Record<string, unknown>>,
+  ): Promise<Record<string, unknown>> => {
+    const progress = keepAliveProgress(ctx, deps.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS);
+    const signal = waitSignal(ctx);
+    const full: UnawareCallContext = {
+      ...context,
+      signal,
+      waitSignal: signal,
+      ...(progress.onProgress && { onProgress: progress.onProgress }),
+    };
+    try {
+      const name = params?.name;
+      // A `task_wait` holds the request open like a blocking `tasks/result`: counted the same.
+      const blocking = typeof name === 'string' && name === clients.waitToolName;
+      const run = async () => (await clients.callTool(params, full)) ?? (await today(full));
+      if (!blocking) return await run();
+      return await whileBlocking(deps, context.caller, async () => {
+        const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
+        try {
+          return await run();
+        } finally {
+          registration.leave();
+        }
+      });
+    } finally {
+      progress.stop();
+    }
+  };
+
   if (options.era === 'legacy') {
     const b = deps.dialectB;
+    // 2025-11-25: a session whose client declared no `tasks` capability cannot receive a task.
+    const unawareSession = (): UnawareClients | undefined =>
+      unaware && server.getClientCapabilities()?.tasks === undefined ? unaware : undefined;
     // The SEP-1686 shim lives on 2025-era connections only, and only when the app enabled it.
     const a = deps.dialectA;
     server.setRequestHandler(
       'tools/list',
-      handle(async () => b.listTools()),
+      handle(async () => {
+        const listing = b.listTools();
+        return unawareSession()?.listTools(listing) ?? listing;
+      }),
     );
     server.setRequestHandler(
       'tools/call',
@@ -252,9 +315,22 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
           });
         }
         const context = await legacyCallContext(ctx);
+        const clients = unawareSession();
+        const task = request.params?.task;
+        // A call that asks for a task is served as one, whatever the client declared.
+        if (clients && (task === undefined || task === null)) {
+          const elicit = server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined;
+          return serveUnaware(
+            clients,
+            request.params,
+            ctx,
+            { caller: context.caller, questions: elicit ? { kind: 'elicit', elicit } : { kind: 'none' } },
+            (inline) => b.callTool(request.params, { ...context, ...inline }),
+          );
+        }
         const result = await b.callTool(request.params, context);
-        const task = (result as { task?: { taskId?: string } }).task;
-        if (task?.taskId) options.onTaskCreated?.(task.taskId, context.caller, ctx.mcpReq._meta?.progressToken);
+        const created = (result as { task?: { taskId?: string } }).task;
+        if (created?.taskId) options.onTaskCreated?.(created.taskId, context.caller, ctx.mcpReq._meta?.progressToken);
         return result;
       }),
     );
@@ -325,13 +401,38 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     }
   } else {
     const c = deps.dialectC;
+    // 2026-07-28: a request whose client capabilities lack the tasks extension cannot receive a task.
+    const declared = (ctx: ServerContext): Record<string, unknown> => {
+      const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+      return isPlainObject(capabilities) ? capabilities : {};
+    };
     server.setRequestHandler(
       'tools/list',
-      handle(async () => c.listTools()),
+      handle(async (_params: unknown, ctx) => {
+        const listing = c.listTools();
+        return unaware && !declaresTasksExtension(declared(ctx)) ? unaware.listTools(listing) : listing;
+      }),
     );
     server.setRequestHandler(
       'tools/call',
-      handle(async (request: { params?: Params }, ctx) => c.callTool(request.params, await modernContext(ctx))),
+      handle(async (request: { params?: Params }, ctx) => {
+        const context = await modernContext(ctx);
+        if (!unaware || context.tasksExtension) return c.callTool(request.params, context);
+        return serveUnaware(
+          unaware,
+          request.params,
+          ctx,
+          {
+            caller: context.caller,
+            // Questions travel as multi-round-trip results, to a client that can answer forms.
+            questions: declared(ctx).elicitation !== undefined ? { kind: 'rounds' } : { kind: 'none' },
+            ...(context.inputResponses && { inputResponses: context.inputResponses }),
+            ...(context.requestState !== undefined && { requestState: context.requestState }),
+            ...(codec && { sealState: (state: InlineState) => codec.mint(state) }),
+          },
+          (inline) => c.callTool(request.params, { ...context, ...inline }),
+        );
+      }),
     );
     // Workaround 2 again: schema registration is what lets 2026 tasks/get and tasks/cancel
     // through the SDK's era gate. tasks/result and tasks/list are deliberately not registered:
@@ -435,6 +536,52 @@ function progressForwarder(ctx: ServerContext): ((update: TaskProgress) => void)
         },
       })
       .catch(() => {});
+  };
+}
+
+/**
+ * Progress of a call of a caller without tasks: each update as `notifications/progress`, and
+ * when nothing was sent for `intervalMs`, a keep-alive one, so a host that resets its request
+ * timeout on progress keeps the call alive. Values only grow (the spec asks for it); a
+ * keep-alive repeats the last value when a total is known rather than invent progress.
+ */
+function keepAliveProgress(
+  ctx: ServerContext,
+  intervalMs: number,
+): { onProgress?: (update: TaskProgress) => void; stop(): void } {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  if (progressToken === undefined) return { stop() {} };
+  let last = 0;
+  let total: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const send = (progress: number, message?: string) => {
+    last = progress;
+    void ctx.mcpReq
+      .notify({
+        method: 'notifications/progress',
+        params: {
+          progressToken,
+          progress,
+          ...(total !== undefined && { total }),
+          ...(message !== undefined && { message }),
+        },
+      })
+      .catch(() => {});
+    schedule();
+  };
+  const schedule = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => send(total === undefined ? last + 1 : last, 'still working'), intervalMs);
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    onProgress: (update) => {
+      if (update.total !== undefined) total = update.total;
+      const grew = update.progress !== undefined && update.progress > last;
+      send(grew ? (update.progress as number) : total === undefined ? last + 1 : last, update.message);
+    },
+    stop: () => clearTimeout(timer),
   };
 }
 

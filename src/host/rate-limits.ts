@@ -35,8 +35,13 @@ const READ_METHODS = new Set([
   'subscriptions/listen',
 ]);
 
-export function rateKindOf(method: unknown): RateKind | undefined {
-  if (method === 'tools/call') return 'create';
+/**
+ * `readTools`: tools whose calls read or act on an existing task (the companion tools of
+ * callers without tasks, `task_status` and the rest): they count as the task methods they
+ * stand for, not as creations.
+ */
+export function rateKindOf(method: unknown, tool?: unknown, readTools?: ReadonlySet<string>): RateKind | undefined {
+  if (method === 'tools/call') return typeof tool === 'string' && readTools?.has(tool) ? 'read' : 'create';
   return typeof method === 'string' && READ_METHODS.has(method) ? 'read' : undefined;
 }
 
@@ -45,8 +50,12 @@ export function rateKindOf(method: unknown): RateKind | undefined {
  * per task id it names (what one round of `tasks/get` on them would cost; its first reads are
  * exactly those), so following tasks by listen is never a way around the read budget.
  */
-export function rateCostOf(message: Record<string, unknown>): { kind: RateKind; points: number } | undefined {
-  const kind = rateKindOf(message.method);
+export function rateCostOf(
+  message: Record<string, unknown>,
+  readTools?: ReadonlySet<string>,
+): { kind: RateKind; points: number } | undefined {
+  const tool = isPlainObject(message.params) ? message.params.name : undefined;
+  const kind = rateKindOf(message.method, tool, readTools);
   if (!kind) return undefined;
   if (message.method !== 'subscriptions/listen' || !isPlainObject(message.params)) return { kind, points: 1 };
   const notifications = message.params.notifications;

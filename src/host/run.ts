@@ -14,7 +14,7 @@ export interface RunOptions extends TaskServerOptions {
 
 /**
  * Reads the environment once (see `readConfig`: `REDIS_URL`, `REDIS_PREFIX`, `WORKERS`, `PORT`,
- * `HOST`, the worker timings; and the limits, `MCP_TASK_<LIMIT>`, see `limitsFromEnvironment`)
+ * `HOST`, the worker timings, `MCP_TASK_UNAWARE_CLIENTS`, `MCP_TASK_UNAWARE_GRACE_MS`; and the limits, `MCP_TASK_<LIMIT>`, see `limitsFromEnvironment`)
  * unless the options say otherwise. A bad value ends the process
  * with one line naming the variable and what it accepts (exit status 2). `ALLOWED_HOSTS` and
  * `ALLOWED_ORIGINS` (comma-separated host names for the DNS-rebinding checks, for a server
@@ -37,6 +37,10 @@ export async function runTaskServer(options: RunOptions): Promise<TaskServer> {
       ...(argv.includes('--stdio') && { logDestination: 'stderr' as const }),
       ...(config.requestStateKey !== undefined && { requestStateKey: config.requestStateKey }),
       ...options,
+      // The app's own settings win over the environment's, field by field.
+      ...((config.unawareClients || options.unawareClients) && {
+        unawareClients: { ...config.unawareClients, ...options.unawareClients },
+      }),
       limits,
       ...(redis && { redis }),
       ...(workers !== undefined && { workers }),

@@ -21,6 +21,12 @@ import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { metricsFromEnvironment, type RefusalReason, TaskMetrics } from '../observe/metrics.js';
+import {
+  DEFAULT_COMPANION_PREFIX,
+  DEFAULT_UNAWARE_GRACE_MS,
+  type UnawareClientMode,
+  UnawareClients,
+} from '../protocol/companion-tools.js';
 import type { InlineState } from '../protocol/inline-state.js';
 import { ErrorCode } from '../protocol/rpc-error.js';
 import { Sep1686Dialect } from '../protocol/sep-1686.js';
@@ -114,6 +120,55 @@ export interface TaskServerOptions extends RuntimeChoice {
   readonly dashboard?: boolean | DashboardOptions;
   /** Where the default logger writes before `serveStdio` moves it to stderr (default `stdout`). */
   readonly logDestination?: 'stdout' | 'stderr';
+  /**
+   * What callers whose client cannot receive a task get from task tools (see
+   * docs/guide/clients-without-tasks.md). `runTaskServer` reads `MCP_TASK_UNAWARE_CLIENTS`
+   * and `MCP_TASK_UNAWARE_GRACE_MS`.
+   */
+  readonly unawareClients?: UnawareClientsOptions;
+}
+
+/** Settings for callers that cannot receive a task (`TaskServerOptions.unawareClients`). */
+export interface UnawareClientsOptions {
+  /**
+   * The server-wide mode: `auto`, `handle` or `inline`. Unset: `auto` for task-support
+   * `optional` tools, and `required` tools refuse such callers as before; set to `auto` or
+   * `handle`, it applies to `required` tools too. A tool's `@Task({ unawareClients })` wins.
+   */
+  readonly mode?: UnawareClientMode;
+  /** How long `auto` waits for the task before answering with the handle (default 10 000 ms). */
+  readonly graceMs?: number;
+  /** Prefix of the companion tools' names (default `task_`: `task_status`, `task_wait`, ...). */
+  readonly toolPrefix?: string;
+  /**
+   * A call that asked for progress gets a notification at least this often while it runs
+   * inline or waits for its task (default 10 000 ms).
+   */
+  readonly keepAliveMs?: number;
+}
+
+/** The longest grace time: a grace near the common 60 s host timeout would get calls cut off. */
+export const MAX_UNAWARE_GRACE_MS = 50_000;
+
+function unawareClientsOf(calls: ToolCalls, options: UnawareClientsOptions = {}): UnawareClients {
+  const graceMs = options.graceMs ?? DEFAULT_UNAWARE_GRACE_MS;
+  if (!Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_UNAWARE_GRACE_MS) {
+    throw new RangeError(
+      `unawareClients.graceMs must be a number of milliseconds from 0 to ${MAX_UNAWARE_GRACE_MS}, not ${graceMs}`,
+    );
+  }
+  const keepAliveMs = options.keepAliveMs;
+  if (keepAliveMs !== undefined && (!Number.isFinite(keepAliveMs) || keepAliveMs < 10 || keepAliveMs > 60_000)) {
+    throw new RangeError(`unawareClients.keepAliveMs must be from 10 to 60000 milliseconds, not ${keepAliveMs}`);
+  }
+  if (options.mode !== undefined && !['auto', 'handle', 'inline'].includes(options.mode)) {
+    throw new RangeError(`unawareClients.mode must be 'auto', 'handle' or 'inline', not ${String(options.mode)}`);
+  }
+  return new UnawareClients(calls, {
+    ...(options.mode !== undefined && { mode: options.mode }),
+    graceMs,
+    prefix: options.toolPrefix ?? DEFAULT_COMPANION_PREFIX,
+  });
 }
 
 export interface MetricsOptions {
@@ -215,6 +270,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     observer,
   });
   const calls = new ToolCalls(engine, registry, limits);
+  const unaware = unawareClientsOf(calls, options.unawareClients);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;
   // On Redis the rate counters are shared by every server process of the app.
   const rateStore = options.redis && !options.runtime ? rateLimitStore(redisSetup(options.redis), logger) : undefined;
@@ -246,6 +302,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ),
     waiters,
     requestStateCodec,
+    unaware,
+    ...(options.unawareClients?.keepAliveMs !== undefined && { keepAliveMs: options.unawareClients.keepAliveMs }),
     ...(metrics && {
       onRequest: (method: string, outcome: number | 'ok') => {
         metrics.rpcRequest(method, outcome);
@@ -281,6 +339,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       limits,
       rateLimits,
       waiters,
+      readTools: unaware.companionNames(),
       ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
     },
     options.http,

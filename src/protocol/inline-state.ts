@@ -24,6 +24,11 @@ export interface InlineState {
   readonly principal: string | null;
   readonly steps: Readonly<Record<string, unknown>>;
   readonly answers: Readonly<Record<string, InputAnswer>>;
+  /**
+   * The task this call started, when it was called by a client without tasks and its task asked
+   * while the call waited: the next round delivers its answers to that task.
+   */
+  readonly taskId?: string;
 }
 
 /** Seals a state into the wire string, and reads a verified one back (both done by the host). */
@@ -37,8 +42,17 @@ export function newInlineState(
   caller: Caller,
   steps: Readonly<Record<string, unknown>>,
   answers: Readonly<Record<string, InputAnswer>>,
+  taskId?: string,
 ): InlineState {
-  const state: InlineState = { v: 1, tool, args: digestOf(args), principal: caller.principal, steps, answers };
+  const state: InlineState = {
+    v: 1,
+    tool,
+    args: digestOf(args),
+    principal: caller.principal,
+    steps,
+    answers,
+    ...(taskId !== undefined && { taskId }),
+  };
   const size = Buffer.byteLength(JSON.stringify(state));
   if (size > MAX_INLINE_STATE_BYTES) {
     throw new RpcError(
@@ -65,7 +79,8 @@ export function carriedState(state: unknown, tool: string, args: unknown, caller
     candidate.args === digestOf(args) &&
     candidate.principal === caller.principal &&
     typeof candidate.steps === 'object' &&
-    typeof candidate.answers === 'object';
+    typeof candidate.answers === 'object' &&
+    (candidate.taskId === undefined || typeof candidate.taskId === 'string');
   if (!fits) throw new RpcError(ErrorCode.InvalidParams, 'requestState does not belong to this call');
   return candidate as InlineState;
 }

@@ -49,6 +49,11 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   readonly ttlMs?: number | null;
   readonly pollIntervalMs?: number;
   readonly concurrency?: number;
+  /**
+   * What a caller that cannot receive a task gets from this tool (see `UnawareClientMode`):
+   * `auto`, `handle` or `inline`. Unset: the server's setting.
+   */
+  readonly unawareClients?: 'auto' | 'handle' | 'inline';
   readonly inputSchema: JsonSchema;
   readonly outputSchema?: JsonSchema;
   /** Validates and converts `arguments` into what `invoke` takes. */

@@ -74,7 +74,8 @@ describe('mcp-taskgen and the decorator mode', () => {
 describe.each(['standard', 'legacy'] as const)('decorators compiled by tsc in %s mode', (mode) => {
   it('serve a working task server', async () => {
     const entry = await build(mode);
-    const client = new Client({ name: `decorators-${mode}`, version: '1.0.0' });
+    // A client that drives tasks says so: it sees the tools as they are, without companion tools.
+    const client = new Client({ name: `decorators-${mode}`, version: '1.0.0' }, { capabilities: { tasks: {} } });
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,

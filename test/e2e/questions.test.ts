@@ -247,6 +247,8 @@ describe('2026-07-28: inputRequests and tasks/update (raw HTTP)', () => {
         name: 'confirm_delete',
         arguments: { filename: 'h.txt' },
         inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+        // The round's state names the task the first round started (the client echoes it).
+        requestState: first.result?.requestState,
       },
       { capabilities: { elicitation: {} } },
     );

@@ -1,8 +1,9 @@
 /**
- * Two principals, one server: every task method and stream of all three dialects, tried by one
- * principal on the other's tasks and sessions, over real HTTP with a real bearer verifier, on
- * both runtimes (BullMQ on a real Redis). Nothing of Alice's may be reached, answered, listed,
- * cancelled or deleted by Bob, by an anonymous caller, or by a token that names nobody.
+ * Two principals, one server: every task method and stream of all three dialects, and the
+ * companion tools of clients without tasks, tried by one principal on the other's tasks and
+ * sessions, over real HTTP with a real bearer verifier, on both runtimes (BullMQ on a real
+ * Redis). Nothing of Alice's may be reached, answered, listed, cancelled or deleted by Bob, by
+ * an anonymous caller, or by a token that names nobody.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -167,6 +168,58 @@ function describeTwoPrincipals(runtime: 'memory' | 'bullmq', extra: () => Partia
       const still = await rpc2026(url, 'tasks/get', { taskId }, { headers: bearer('alice') });
       expect(still.result?.status).toBe('input_required');
       await rpc2026(url, 'tasks/cancel', { taskId }, { headers: bearer('alice') });
+    });
+
+    it("companion tools (clients without tasks): Bob and anonymous callers get the unknown id's not-found for each", async () => {
+      // Alice's task waits for her answer, so a forged answer or cancel would show.
+      const taskId = await startTaskB(alice, 'confirm_delete', { filename: 'companion.txt' });
+      await pollUntil(
+        () => alice.experimental.tasks.getTask(taskId),
+        (task) => task.status === 'input_required',
+      );
+      const argumentsFor = (id: string): Record<string, Record<string, unknown>> => ({
+        task_status: { taskId: id },
+        task_wait: { taskId: id, seconds: 0 },
+        task_result: { taskId: id },
+        task_answer: { taskId: id, question: 'confirm', answer: { confirm: true } },
+        task_cancel: { taskId: id },
+      });
+      const unknownId = 'no-such-task-000000000';
+      // Both callers are sessions or requests without tasks: they are offered the companion tools.
+      const legacy = async (id: string, tool: string) =>
+        bob.callTool({ name: tool, arguments: argumentsFor(id)[tool] }).then(
+          () => 'answered',
+          (error: { code: number; message: string }) => ({
+            code: error.code,
+            message: error.message.replace(id, '<id>'),
+          }),
+        );
+      const modern = async (id: string, tool: string, headers: Record<string, string>) => {
+        const reply = await rpc2026(
+          url,
+          'tools/call',
+          { name: tool, arguments: argumentsFor(id)[tool] },
+          {
+            capabilities: {},
+            headers,
+          },
+        );
+        return reply.error ? { code: reply.error.code, message: reply.error.message.replace(id, '<id>') } : 'answered';
+      };
+      for (const tool of Object.keys(argumentsFor(taskId))) {
+        const unknown = await legacy(unknownId, tool);
+        expect(unknown, tool).toMatchObject({ code: -32602 });
+        expect(await legacy(taskId, tool), `Bob, 2025-11-25, ${tool}`).toEqual(unknown);
+        expect(await modern(taskId, tool, bearer('bob')), `Bob, 2026-07-28, ${tool}`).toEqual(
+          await modern(unknownId, tool, bearer('bob')),
+        );
+        expect(await modern(taskId, tool, {}), `anonymous, ${tool}`).toEqual(await modern(unknownId, tool, {}));
+      }
+      // Nothing reached Alice's task: still her open question, and she can still use the tools.
+      expect((await alice.experimental.tasks.getTask(taskId)).status).toBe('input_required');
+      const own = await alice.callTool({ name: 'task_status', arguments: { taskId } });
+      expect(own.structuredContent).toMatchObject({ taskId, status: 'input_required' });
+      await alice.callTool({ name: 'task_cancel', arguments: { taskId } });
     });
 
     it('SEP-1686: the same client-chosen id names a task of each, and neither learns of the other', async () => {

@@ -155,6 +155,13 @@ describe('the generated module at run time', () => {
     await expect(listReports.invoke(new Reports(), args, ctx)).resolves.toEqual(['tax:10:1:t1']);
   });
 
+  it('carries @Task({ unawareClients }) from the source through the IR into the manifest', () => {
+    const read = result.ir.tools.filter((entry) => entry.unawareClients !== undefined);
+    expect(read.map((entry) => [entry.name, entry.unawareClients])).toEqual([['list_reports', 'handle']]);
+    expect(tool('list_reports').unawareClients).toBe('handle');
+    expect(tool('build_report').unawareClients).toBeUndefined();
+  });
+
   it('passes the whole input object to object-parameter methods', async () => {
     const buildReport = tool('build_report');
     const args = buildReport.input.parse({

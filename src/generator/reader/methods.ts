@@ -51,7 +51,7 @@ export interface ReadTool {
 /** MCP tool names: 1–128 characters of letters, digits, `_`, `-` and `.`. */
 const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
-type OptionKind = 'string' | 'taskSupport' | 'ttl' | 'duration' | 'positiveInteger';
+type OptionKind = 'string' | 'taskSupport' | 'ttl' | 'duration' | 'positiveInteger' | 'unawareClients';
 
 const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   name: 'string',
@@ -61,6 +61,7 @@ const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   ttlMs: 'ttl',
   pollIntervalMs: 'duration',
   concurrency: 'positiveInteger',
+  unawareClients: 'unawareClients',
 };
 
 const TOOL_OPTIONS: Readonly<Record<string, OptionKind>> = { name: 'string', title: 'string', description: 'string' };
@@ -128,6 +129,9 @@ export class MethodReader {
       ...('ttlMs' in options.values ? { ttlMs: options.values.ttlMs as number | null } : {}),
       ...(typeof options.values.pollIntervalMs === 'number' ? { pollIntervalMs: options.values.pollIntervalMs } : {}),
       ...(typeof options.values.concurrency === 'number' ? { concurrency: options.values.concurrency } : {}),
+      ...(typeof options.values.unawareClients === 'string'
+        ? { unawareClients: options.values.unawareClients as ToolIR['unawareClients'] }
+        : {}),
       target: {
         exportName,
         module: relativeModulePath(method.getSourceFile(), this.rootDir),
@@ -681,5 +685,9 @@ function optionProblem(kind: OptionKind, value: JsonValue): string | undefined {
       return typeof value === 'number' && Number.isInteger(value) && value > 0
         ? undefined
         : 'must be a positive integer';
+    case 'unawareClients':
+      return value === 'auto' || value === 'handle' || value === 'inline'
+        ? undefined
+        : "must be 'auto', 'handle' or 'inline'";
   }
 }

@@ -2,9 +2,9 @@
  * A scripted stand-in for a model (no LLM) drives task tools through clients that cannot receive
  * tasks. Like a model in a host, it knows only what `tools/list` showed (names, descriptions,
  * schemas) and what each call answered. It follows the `structuredContent` of a task until it
- * has the task's own result: it calls the tool the result's text names next (preferring one
- * that waits to one that polls), fills its arguments from that tool's input schema and the
- * task view, and answers a pending question from the fields the view lists (the first allowed
+ * has the task's own result: it calls the tool the result's text names next that the task view
+ * can fill in (preferring one that waits to one that polls), fills its arguments from that
+ * tool's input schema and the task view, and answers a pending question from the fields the view lists (the first allowed
  * value, else a value of the field's type). It knows no companion tool by name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,7 +105,8 @@ class ScriptedModel {
   }
 
   private nextTool(text: string, view: TaskViewSeen): ListedTool {
-    const named = this.named(text);
+    // Of the tools the text names, those this task's view can fill in (so not the tool that started it).
+    const named = this.named(text).filter((tool) => this.fillable(tool, view));
     const takes = (tool: ListedTool, property: string) => property in (tool.inputSchema.properties ?? {});
     const pick =
       view.status === 'input_required' && view.question
@@ -115,6 +116,12 @@ class ScriptedModel {
           : (named.find((tool) => takes(tool, 'seconds')) ?? named[0]);
     if (!pick) throw new Error(`the result names no tool to call next: ${text}\n${this.story()}`);
     return pick;
+  }
+
+  private fillable(tool: ListedTool, view: TaskViewSeen): boolean {
+    return (tool.inputSchema.required ?? []).every(
+      (property) => property in view || ((property === 'answer' || property === 'question') && !!view.question),
+    );
   }
 
   /** The tool's required arguments, from the task view (and the question's fields). */

@@ -72,14 +72,19 @@ export async function callView(caller: PlainCaller, name: string, args: Record<s
   return viewOf(resultOf(await caller.call(name, args), `${caller.label} ${name}`), `${caller.label} ${name}`);
 }
 
-/** Calls `task_wait` until the task ends or `accept` takes its view; at most `rounds` calls. */
+/**
+ * Reads the task with `task_status`, then calls `task_wait` (which answers once the task
+ * changes) until the task ends or `accept` takes its view; at most `rounds` waits.
+ */
 export async function waitUntil(
   caller: PlainCaller,
   taskId: string,
   accept: (view: TaskView) => boolean = (view) => TERMINAL.has(view.status),
   rounds = 8,
 ): Promise<TaskView> {
-  const seen: string[] = [];
+  const now = await callView(caller, 'task_status', { taskId });
+  if (accept(now)) return now;
+  const seen: string[] = [now.status];
   for (let round = 0; round < rounds; round++) {
     const view = await callView(caller, 'task_wait', { taskId });
     if (accept(view)) return view;

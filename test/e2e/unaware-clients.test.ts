@@ -89,6 +89,8 @@ describe.concurrent.each(kinds)('%s, declaring neither tasks nor elicitation', (
     }
     const wait = tools.find((tool) => tool.name === 'task_wait');
     expect(wait?.inputSchema.properties?.seconds).toBeDefined();
+    // A model must learn the cap from the listing: waits stay well under host request timeouts.
+    expect(wait?.description).toContain('25');
     expect(tools.find((tool) => tool.name === 'task_status')?.outputSchema).toBeDefined();
     const answer = tools.find((tool) => tool.name === 'task_answer');
     expect(answer?.inputSchema.required).toEqual(expect.arrayContaining(['taskId', 'question', 'answer']));

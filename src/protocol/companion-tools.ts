@@ -378,6 +378,8 @@ export class UnawareClients {
       const current = until === 'change' && ctx.inputResponses ? await this.read(caller, taskId) : start;
       if (asking(current)) return { kind: 'ask', record: current };
     }
+    // Nobody can be asked on this call: an open question waits for task_answer, so say so now.
+    if (channel.kind === 'none' && until === 'change' && asking(start)) return { kind: 'record', record: start };
     if (ms <= 0) return { kind: 'record', record: await this.read(caller, taskId) };
     const deadline = AbortSignal.timeout(ms);
     const signal = AbortSignal.any([deadline, ...(ctx.waitSignal ? [ctx.waitSignal] : [ctx.signal])]);

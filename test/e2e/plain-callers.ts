@@ -69,7 +69,17 @@ export const CALLER_KINDS: readonly CallerKind[] = [
   'python (2026-07-28)',
 ];
 
-export function openCaller(kind: CallerKind, url: string, options: CallerOptions = {}): Promise<PlainCaller> {
+/**
+ * Connects, then lists the tools once, as a host does before a model calls any: the SDK clients
+ * check each call's `structuredContent` against the `outputSchema` they have listed.
+ */
+export async function openCaller(kind: CallerKind, url: string, options: CallerOptions = {}): Promise<PlainCaller> {
+  const caller = await connectCaller(kind, url, options);
+  await caller.listTools();
+  return caller;
+}
+
+function connectCaller(kind: CallerKind, url: string, options: CallerOptions): Promise<PlainCaller> {
   switch (kind) {
     case 'v1 (2025-11-25)':
       return openV1(url, options);

@@ -96,11 +96,17 @@ describe.concurrent.each(kinds)('%s, declaring neither tasks nor elicitation', (
     expect(answer?.inputSchema.required).toEqual(expect.arrayContaining(['taskId', 'question', 'answer']));
   });
 
-  it('gets a quick task’s result inline, as before', async () => {
+  it('gets a quick task’s result inline, as before, with or without an outputSchema', async () => {
     const result = resultOf(await caller.call('quick_sum', { a: 2, b: 3 }), 'quick_sum');
     expect(textOf(result)).toBe('2 + 3 = 5');
     expect(result.isError ?? false).toBe(false);
     expect(result.structuredContent?.taskId).toBeUndefined();
+
+    // A tool with an outputSchema too: its inline result passes the schema the client listed.
+    const job = label(`inline-${kind}`);
+    server.tools.release(job);
+    const inline = resultOf(await caller.call('hold_job', { label: job, seconds: LONG_TASK_SECONDS }), 'hold_job');
+    expect(inline.structuredContent).toEqual({ label: job, released: true });
   });
 
   it('gets a handle for a long task after the grace time, follows it with task_wait and reads task_result', async () => {

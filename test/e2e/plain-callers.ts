@@ -211,7 +211,14 @@ async function openPython(url: string, mode: 'legacy' | '2026-07-28', options: C
     pending.clear();
   });
   createInterface({ input: child.stdout! }).on('line', (text) => {
-    const line = JSON.parse(text) as DriverLine;
+    let line: DriverLine;
+    try {
+      line = JSON.parse(text) as DriverLine;
+    } catch {
+      // Not one of the driver's lines (a library printing to stdout): keep it for failure messages.
+      stderr.push(`stdout: ${text}\n`);
+      return;
+    }
     if (line.event === 'ready') ready(line);
     else if (line.event === 'elicitation') {
       elicitations.push({ message: line.message as string, requestedSchema: line.requestedSchema });

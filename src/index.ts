@@ -40,6 +40,7 @@ export type {
   TaskServer,
   TaskServerOptions,
   TaskServerStats,
+  UnawareClientsOptions,
 } from './host/task-server.js';
 export { createTaskServer } from './host/task-server.js';
 export type { TokenTableEntry } from './host/token-table.js';
@@ -49,6 +50,18 @@ export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
 export type { LogLevel, PinoLike, ProcessRole } from './observe/log.js';
 export { createPinoLogger, loggerFromPino } from './observe/log.js';
+export type {
+  QuestionField,
+  QuestionView,
+  TaskStatusView,
+  UnawareClientMode,
+} from './protocol/companion-tools.js';
+export {
+  DEFAULT_COMPANION_PREFIX,
+  DEFAULT_UNAWARE_GRACE_MS,
+  TASK_STATUS_SCHEMA,
+  TASK_WAIT_CAP_SECONDS,
+} from './protocol/companion-tools.js';
 export type {
   BullmqRuntimeOptions,
   JobRetryOptions,

@@ -221,6 +221,21 @@ describe.concurrent.each(kinds)('%s, declaring elicitation', (kind: CallerKind) 
       taskManifest.tools.find((t) => t.name === 'triage_file')?.questions?.[0]?.schema,
     );
   });
+
+  it('gets a question the task asks during task_wait as an elicitation, then follows on to the result', async () => {
+    const job = label(`later-${kind}`);
+    const handle = viewOf(resultOf(await caller.call('hold_then_ask', { label: job }), 'hold_then_ask'), 'handle');
+    expect(handle.status).toBe('working');
+    const { taskId } = handle;
+    const waiting = callView(caller, 'task_wait', { taskId });
+    server.tools.release(job);
+    const waited = await waiting;
+    const done = TERMINAL.has(waited.status) ? waited : await waitUntil(caller, taskId);
+    expect(done.status).toBe('completed');
+    expect(textOf(resultOf(await caller.call('task_result', { taskId }), 'task_result'))).toBe(`${job}: delete`);
+    const asked = caller.elicitations.filter((seen) => seen.message === `What should happen to the output of ${job}?`);
+    expect(asked).toHaveLength(1);
+  });
 });
 
 describe('callers that speak tasks', () => {

@@ -86,6 +86,21 @@ export class UnawareTools {
   }
 
   /**
+   * Works on a job until it is let go, then asks what to do with its output.
+   * @param label Names the job; the answer is reported with it.
+   */
+  @Task({ pollIntervalMs: 200 })
+  @NeedsInput<Verdict>('verdict', { message: 'What should happen to the output?' })
+  async holdThenAsk(label: string, ctx: TaskContext<{ verdict: Verdict }>): Promise<string> {
+    const hold = this.hold(label);
+    hold.markStarted();
+    await Promise.race([hold.released, aborted(ctx.signal)]);
+    const answer = await ctx.input('verdict', { message: `What should happen to the output of ${label}?` });
+    hold.markEnded('released');
+    return answer.action === 'accept' ? `${label}: ${answer.content.action}` : `${label}: left alone`;
+  }
+
+  /**
    * Adds two numbers as a task that ends at once.
    * @param a The first number.
    * @param b The second number.
@@ -132,5 +147,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       },
       { once: true },
     );
+  });
+}
+
+/** Rejects once the run is stopped. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    signal.throwIfAborted();
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
 }

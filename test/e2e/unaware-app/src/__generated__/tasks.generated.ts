@@ -13,6 +13,8 @@ export const HoldJobInput = z.object({ label: z.string(), seconds: z.number() })
 
 export const HoldJobOutput = HoldReportSchema;
 
+export const HoldThenAskInput = z.object({ label: z.string() });
+
 export const QuickSumInput = z.object({ a: z.number(), b: z.number() });
 
 export const TriageFileInput = z.object({ filename: z.string() });
@@ -53,6 +55,40 @@ export const taskManifest = defineTaskManifest({
       source: 'src/unaware-tools.ts:60:9',
       invoke: (target, args, ctx) => target.holdJob(args.label, args.seconds, ctx),
     }),
+    defineTaskTool<UnawareTools, z.output<typeof HoldThenAskInput>>({
+      name: 'hold_then_ask',
+      description: 'Works on a job until it is let go, then asks what to do with its output.',
+      taskSupport: 'optional',
+      pollIntervalMs: 200,
+      inputSchema: {
+        type: 'object',
+        properties: { label: { type: 'string', description: 'Names the job; the answer is reported with it.' } },
+        required: ['label'],
+      },
+      input: HoldThenAskInput,
+      result: 'text',
+      questions: [
+        {
+          name: 'verdict',
+          message: 'What should happen to the output?',
+          schema: {
+            type: 'object',
+            properties: {
+              action: {
+                type: 'string',
+                description: 'Keep, archive or delete the file.',
+                enum: ['keep', 'archive', 'delete'],
+              },
+            },
+            required: ['action'],
+          },
+          answer: z.object({ action: z.enum(['keep', 'archive', 'delete']) }),
+        },
+      ],
+      target: { class: UnawareTools, method: 'holdThenAsk' },
+      source: 'src/unaware-tools.ts:94:9',
+      invoke: (target, args, ctx) => target.holdThenAsk(args.label, ctx),
+    }),
     defineTaskTool<UnawareTools, z.output<typeof QuickSumInput>>({
       name: 'quick_sum',
       description: 'Adds two numbers as a task that ends at once.',
@@ -69,7 +105,7 @@ export const taskManifest = defineTaskManifest({
       input: QuickSumInput,
       result: 'text',
       target: { class: UnawareTools, method: 'quickSum' },
-      source: 'src/unaware-tools.ts:94:9',
+      source: 'src/unaware-tools.ts:109:9',
       invoke: (target, args, _ctx) => target.quickSum(args.a, args.b),
     }),
     defineTaskTool<UnawareTools, z.output<typeof TriageFileInput>>({

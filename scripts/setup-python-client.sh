@@ -26,6 +26,6 @@ fi
 rm -rf "$venv"
 python3 -m venv "$venv"
 # No retries: an index this machine cannot reach fails at once instead of after minutes of backoff.
-"$venv/bin/pip" install --quiet --retries 0 --requirement "$requirements"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --retries 0 --requirement "$requirements"
 cp "$requirements" "$stamp"
 echo "setup-python-client: installed $("$venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))') into $venv"

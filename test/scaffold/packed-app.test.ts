@@ -215,7 +215,8 @@ describe('npm run dev', () => {
     const url = [...dev.output().slice(from).matchAll(new RegExp(LISTENING, 'g'))].at(-1)?.[1];
     if (!url) return [];
     try {
-      const client = await connectV1(url);
+      // Declaring tasks: the list as a task-aware client sees it, without companion tools.
+      const client = await connectV1(url, { capabilities: { tasks: {} } });
       try {
         return (await client.listTools()).tools.map((tool) => tool.name);
       } finally {

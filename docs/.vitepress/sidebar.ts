@@ -35,6 +35,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
     text: 'Clients and protocol',
     items: [
       { text: 'Clients', link: '/guide/clients' },
+      { text: 'Clients without tasks', link: '/guide/clients-without-tasks' },
       { text: 'Protocol mapping', link: '/guide/protocol-mapping' },
       { text: 'Conformance', link: '/guide/conformance' },
       { text: 'Error codes', link: '/guide/error-codes' },

@@ -29,6 +29,7 @@ async function build(mode: 'standard' | 'legacy'): Promise<string> {
         rootDir: '../../..',
         outDir: './out',
         declaration: false,
+        declarationMap: false,
         sourceMap: false,
         experimentalDecorators: mode === 'legacy',
       },
@@ -39,7 +40,11 @@ async function build(mode: 'standard' | 'legacy'): Promise<string> {
   // The build is its own copy of the package, so `mcp-task-server` resolves to it.
   await writeFile(
     path.join(out, 'package.json'),
-    JSON.stringify({ name: 'mcp-task-server', type: 'module', exports: { '.': './src/index.js' } }),
+    JSON.stringify({
+      name: 'mcp-task-server',
+      type: 'module',
+      exports: { '.': './src/index.js', './manifest': './src/manifest/index.js' },
+    }),
   );
   const tsc = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', dir], {
     encoding: 'utf8',

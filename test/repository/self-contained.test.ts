@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-const NOT_OURS = new Set(['node_modules', '.git', 'dist', '.tmp', 'coverage']);
+const NOT_OURS = new Set(['node_modules', '.git', 'dist', '.tmp', '.venv', 'coverage']);
 /** Written by `npm run docs:build` (gitignored), and rewritten while the site test runs. */
 const BUILT = new Set(['docs/api', 'docs/.vitepress/dist', 'docs/.vitepress/cache']);
 const TEXT = /\.(ts|mts|mjs|js|json|md|yaml|yml|sh)$|^(Dockerfile|run)$/;

@@ -19,6 +19,12 @@ export interface TaskServerLimits {
   readonly maxListPageBytes: number;
   /** Tasks a principal may have that have not ended yet. */
   readonly maxLiveTasksPerPrincipal: number;
+  /**
+   * Tasks of one principal that run at once, across every worker process (anonymous callers
+   * count as one principal). Tasks over it wait, `working`, until one of that principal's runs
+   * ends; other principals' tasks keep starting.
+   */
+  readonly maxRunningTasksPerPrincipal: number;
   /** Open 2025-11-25 sessions per principal. */
   readonly maxSessionsPerPrincipal: number;
   /** Open `subscriptions/listen` task streams per principal. */
@@ -59,6 +65,7 @@ export const DEFAULT_LIMITS: TaskServerLimits = {
   maxResultBytes: 4 * MIB,
   maxListPageBytes: 1 * MIB,
   maxLiveTasksPerPrincipal: 1000,
+  maxRunningTasksPerPrincipal: 64,
   maxSessionsPerPrincipal: 100,
   maxListenStreamsPerPrincipal: 100,
   maxBlockingResultsPerPrincipal: 100,

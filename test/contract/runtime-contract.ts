@@ -537,7 +537,7 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         expect(executor.mostAtOnce.get('bob')).toBe(1);
       }, 120_000);
 
-      it('starts a waiting task when one of its principal\'s runs ends: completion, failure, cancel or park', async () => {
+      it("starts a waiting task when one of its principal's runs ends: completion, failure, cancel or park", async () => {
         const engine = await setUp(8, { maxRunningTasksPerOwner: 1 });
         const first = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
         await waitUntil(() => executor.started.includes(first.taskId));
@@ -552,7 +552,12 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         // The question holds no share: the next task runs while it waits for the answer.
         const after = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
         expect((await engine.waitForTerminal(ALICE, after.taskId)).status).toBe('completed');
-        await engine.answer(ALICE, asking.taskId, { colour: { action: 'accept', content: { value: 'red' } } }, stringValues);
+        await engine.answer(
+          ALICE,
+          asking.taskId,
+          { colour: { action: 'accept', content: { value: 'red' } } },
+          stringValues,
+        );
         expect((await engine.waitForTerminal(ALICE, asking.taskId)).status).toBe('completed');
         const last = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
         expect((await engine.waitForTerminal(ALICE, last.taskId)).status).toBe('completed');

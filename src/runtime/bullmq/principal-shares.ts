@@ -171,7 +171,10 @@ export class PrincipalShares {
     const shard = this.names.shardOf(taskId);
     let queue = this.queues.get(shard.queue);
     if (!queue) {
-      queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, { connection: this.client, prefix: this.names.prefix });
+      queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, {
+        connection: this.client,
+        prefix: this.names.prefix,
+      });
       queue.on('error', () => {});
       this.queues.set(shard.queue, queue);
     }

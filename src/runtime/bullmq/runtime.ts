@@ -28,8 +28,8 @@ import {
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
-import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { countShareWaiters } from './principal-shares.js';
+import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
@@ -153,7 +153,10 @@ export class BullmqTaskRuntime implements TaskRuntime {
   ): Promise<{ recordError?: unknown; jobError?: unknown }> {
     const queue = this.queueOf(record.taskId);
     if (record.clientTaskId === undefined) {
-      const [inserted, enqueued] = await Promise.allSettled([this.store.insert(record, room), queue.enqueue(record, share)]);
+      const [inserted, enqueued] = await Promise.allSettled([
+        this.store.insert(record, room),
+        queue.enqueue(record, share),
+      ]);
       if (inserted.status === 'rejected') return { recordError: inserted.reason };
       return enqueued.status === 'rejected' ? { jobError: enqueued.reason } : {};
     }

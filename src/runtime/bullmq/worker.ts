@@ -28,6 +28,7 @@ import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
+import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RedisTaskStore, type StoredRecord } from './record-store.js';
 import {
@@ -39,7 +40,6 @@ import {
   retryChange,
   startedChange,
 } from './status-mapping.js';
-import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
 import { ToolSlots } from './tool-slots.js';
 
 /** What an app chooses about its workers; where Redis is comes with `TaskWorkerOptions`. */

@@ -80,6 +80,14 @@ export const DEFAULT_LIMITS: TaskServerLimits = {
   keepAliveTimeoutMs: 5_000,
 };
 
+/**
+ * Upper bounds of the limits that have one beyond "a positive whole number": a running-task
+ * share above this is a typo, not a policy (no fleet runs that many of one caller's tasks).
+ */
+export const LIMIT_MAXIMUMS: Partial<Record<keyof TaskServerLimits, number>> = {
+  maxRunningTasksPerPrincipal: 100_000,
+};
+
 /** `maxBodyBytes` → `MCP_TASK_MAX_BODY_BYTES`. */
 export function environmentName(limit: keyof TaskServerLimits): string {
   return `MCP_TASK_${limit.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`;
@@ -95,6 +103,10 @@ export function limitsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Par
     if (!Number.isInteger(value) || value <= 0) {
       throw new RangeError(`${environmentName(limit)} must be a positive whole number, got ${JSON.stringify(raw)}`);
     }
+    const maximum = LIMIT_MAXIMUMS[limit];
+    if (maximum !== undefined && value > maximum) {
+      throw new RangeError(`${environmentName(limit)} must be at most ${maximum}, got ${JSON.stringify(raw)}`);
+    }
     found[limit] = value;
   }
   return found;
@@ -105,6 +117,10 @@ export function resolveLimits(given: Partial<TaskServerLimits> = {}): TaskServer
   for (const [name, value] of Object.entries(limits)) {
     if (!Number.isInteger(value) || value <= 0) {
       throw new RangeError(`limits.${name} must be a positive whole number, got ${String(value)}`);
+    }
+    const maximum = LIMIT_MAXIMUMS[name as keyof TaskServerLimits];
+    if (maximum !== undefined && value > maximum) {
+      throw new RangeError(`limits.${name} must be at most ${maximum}, got ${String(value)}`);
     }
   }
   return limits;

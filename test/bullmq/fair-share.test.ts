@@ -3,12 +3,14 @@
  * principal's runs within its share together while another principal's task starts, and a
  * slot whose holder stopped renewing it (a killed worker) frees itself when its lease runs out.
  */
+import { Queue } from 'bullmq';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { isTerminal } from '../../src/engine/task.js';
 import { createRedisClient } from '../../src/runtime/bullmq/connection.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
 import { PrincipalShares, SHARE_LEASE_MS } from '../../src/runtime/bullmq/principal-shares.js';
+import { sleep } from '../contract/runtime-contract.js';
 import { ChildWorker } from './child-worker.js';
 import {
   deleteKeysUnder,
@@ -66,6 +68,45 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
     for (const child of children) {
       expect(child.reports.some((report) => alices.some((task) => task.taskId === report.taskId))).toBe(true);
     }
+  }, 60_000);
+
+  it("frees a SIGKILLed worker's slot when its task fails as lost, and the principal's next task starts", async () => {
+    // Short lock and stall timings in both processes; a lost worker fails its task at once.
+    const settings = { LOCK_MS: 1000, STALLED_MS: 500, MAX_STALLED: 0 };
+    const children = [new ChildWorker(prefix, settings), new ChildWorker(prefix, settings)];
+    for (const child of children) closers.push(() => child.stop());
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    closers.push(() => runtime.close());
+    await Promise.all(children.map((child) => child.ready()));
+
+    const hung = await runtime.create(newRecord({ script: 'hang' }), { maxRunningForOwner: 1 });
+    const holder = await Promise.race(
+      children.map((child) =>
+        child.waitFor((report) => report.event === 'started' && report.taskId === hung.taskId).then(() => child),
+      ),
+    );
+    const next = await runtime.create(newRecord({ script: 'finish' }), { maxRunningForOwner: 1 });
+    await waitForRecord(
+      runtime,
+      next.taskId,
+      (record) => record.statusMessage === 'queued (1 running for this caller)',
+    );
+    // Killed only once the waiting job has left its worker (it may be the same process).
+    const queue = new Queue(runtimeNames(prefix).shardOf(next.taskId).queue, {
+      connection: { url: REDIS_URL },
+      prefix,
+    });
+    closers.push(() => queue.close());
+    for (let tries = 0; !(await (await queue.getJob(next.taskId))?.isDelayed()); tries++) {
+      if (tries > 200) throw new Error('the waiting job never left its worker');
+      await sleep(10);
+    }
+    holder.kill('SIGKILL');
+    const lost = await waitForRecord(runtime, hung.taskId, (record) => isTerminal(record.status), 20_000);
+    expect(lost.status).toBe('failed');
+    // Well before the lease would have run out by itself.
+    const done = await waitForRecord(runtime, next.taskId, (record) => isTerminal(record.status), SHARE_LEASE_MS / 2);
+    expect(done.status).toBe('completed');
   }, 60_000);
 
   it('frees a slot whose holder stopped renewing it once its lease runs out', async () => {

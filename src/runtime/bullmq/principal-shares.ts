@@ -144,6 +144,14 @@ export class PrincipalShares {
   }
 
   /**
+   * Frees `taskId`'s slot, if it holds one, on behalf of a run that cannot: a job that failed
+   * for good after its worker was lost (its slot would otherwise wait for its lease to run out).
+   */
+  releaseFor(owner: string | null, taskId: string): Promise<void> {
+    return this.releaseAndWake(owner, taskId);
+  }
+
+  /**
    * Frees the slot and wakes the head of the line. A head whose job is gone or was cancelled
    * (its data lost the share) would swallow the wake-up, so it is skipped for the next one. A
    * head still running (it is about to leave the worker) looks again itself once it has left.

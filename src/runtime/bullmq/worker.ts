@@ -565,6 +565,10 @@ export class TaskWorker {
     if (job.finishedOn) {
       const outcome = finalFailureOutcome(job.failedReason ?? error.message);
       await this.store.update(taskId, (current) => (isTerminal(current.status) ? undefined : outcomeChange(outcome)));
+      // A job failed for good after its worker was lost still holds its owner's slot: free it
+      // now rather than at the lease's end (after a run here it is free already; no harm).
+      const share = job.data.share;
+      if (share) await this.shares.releaseFor(share.owner, taskId);
       return;
     }
     await this.store.update(taskId, (current) =>

@@ -201,7 +201,12 @@ export class TaskEngine {
           ...retention,
           ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
         },
-        maxLive === null ? {} : { maxLiveForOwner: maxLive },
+        {
+          ...(maxLive !== null && { maxLiveForOwner: maxLive }),
+          ...(this.policy.maxRunningTasksPerOwner !== null && {
+            maxRunningForOwner: this.policy.maxRunningTasksPerOwner,
+          }),
+        },
       );
     } catch (error) {
       if (!(error instanceof TaskError && error.code === 'LIMIT_EXCEEDED') || maxLive === null) throw error;

@@ -41,6 +41,17 @@ export type LifecycleEvent =
       readonly progress?: number;
       readonly total?: number;
     }
+  /**
+   * The task could start but waits: `reason` says for what (`principal_share`: its principal
+   * already runs `running` tasks, the `limit`). Told once per wait, before the task starts.
+   */
+  | {
+      readonly type: 'waiting';
+      readonly task: TaskFacts;
+      readonly reason: WaitReason;
+      readonly running: number;
+      readonly limit: number;
+    }
   | { readonly type: 'input_requested'; readonly task: TaskFacts; readonly key: string }
   | { readonly type: 'answered'; readonly task: TaskFacts; readonly keys: readonly string[] }
   /** The run stopped to wait for answers without holding its slot; it starts again when answered. */
@@ -75,6 +86,12 @@ export type LifecycleEvent =
   | { readonly type: 'output_invalid'; readonly task: TaskFacts; readonly detail: string };
 
 export type LifecycleType = LifecycleEvent['type'];
+
+/**
+ * Why a task that could start waits (the `reason` label of the `mcp_task_waiting_by_reason`
+ * gauge): `principal_share`, its principal runs `maxRunningTasksPerPrincipal` tasks already.
+ */
+export type WaitReason = 'principal_share';
 
 /**
  * Receives every `LifecycleEvent` of the tasks this process creates or runs: the hook that logs,

@@ -18,6 +18,11 @@ export interface TaskPolicy {
    * `null` for no bound. A create over it is refused; nothing already accepted is dropped.
    */
   readonly maxLiveTasksPerOwner: number | null;
+  /**
+   * Tasks of one principal that run at once, across every worker (anonymous callers count
+   * together); `null` for no bound. Tasks over it wait their turn; none is refused or dropped.
+   */
+  readonly maxRunningTasksPerOwner: number | null;
 }
 
 export const DEFAULT_TASK_POLICY: TaskPolicy = {
@@ -27,6 +32,7 @@ export const DEFAULT_TASK_POLICY: TaskPolicy = {
   defaultPollIntervalMs: 1000,
   minPollIntervalMs: 100,
   maxLiveTasksPerOwner: 1000,
+  maxRunningTasksPerOwner: 64,
 };
 
 /**
@@ -55,6 +61,10 @@ export function checkPolicy(policy: TaskPolicy): TaskPolicy {
   }
   if (policy.maxTtlMs !== null && policy.maxTtlMs < policy.minTtlMs) {
     throw new RangeError(`policy.maxTtlMs (${policy.maxTtlMs}) must not be below policy.minTtlMs (${policy.minTtlMs})`);
+  }
+  const running = policy.maxRunningTasksPerOwner;
+  if (running !== null && (!Number.isInteger(running) || running < 1)) {
+    throw new RangeError(`policy.maxRunningTasksPerOwner must be a whole number of 1 or more, got ${running}`);
   }
   return policy;
 }

@@ -6,6 +6,7 @@
  * engine hands it complete records.
  */
 
+import type { LifecycleEvent } from './lifecycle.js';
 import type { InputAnswer, NewTaskRecord, PendingInput, TaskOutcome, TaskRecord } from './task.js';
 import type { TaskChange } from './transitions.js';
 
@@ -31,6 +32,11 @@ export type TaskListener = (event: TaskEvent) => void;
 
 export interface CreateOptions {
   readonly maxLiveForOwner?: number;
+  /**
+   * How many of the owner's tasks may run at once, across every worker (the server's fair
+   * share). The runtime keeps it with the task, so whichever worker takes it enforces it.
+   */
+  readonly maxRunningForOwner?: number;
 }
 
 /**
@@ -100,6 +106,8 @@ export interface RuntimeStats {
   readonly tasks?: Readonly<Record<string, number>>;
   /** Queue jobs by state (`waiting`, `active`, `delayed`), on runtimes with a queue. */
   readonly queue?: Readonly<Record<string, number>>;
+  /** Tasks that could start but wait, by `WaitReason` (`principal_share`). */
+  readonly waiting?: Readonly<Record<string, number>>;
 }
 
 /** Progress a running task reports: the message becomes `statusMessage`, numbers `progress`. */
@@ -158,6 +166,11 @@ export interface TaskExecutor {
   execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome>;
   /** Per-tool limit on concurrent runs in one process, if the tool declares one. */
   concurrencyOf?(tool: string): number | undefined;
+  /**
+   * Told of what a runtime sees before the method runs (a task waiting for its principal's
+   * share), so it reaches the same lifecycle logs and metrics as the method's own events.
+   */
+  observe?(event: LifecycleEvent): void;
 }
 
 export type { TaskChange };

@@ -19,6 +19,12 @@ export interface TaskServerLimits {
   readonly maxListPageBytes: number;
   /** Tasks a principal may have that have not ended yet. */
   readonly maxLiveTasksPerPrincipal: number;
+  /**
+   * Tasks of one principal that run at once, across every worker process (anonymous callers
+   * count as one principal). Tasks over it wait, `working`, until one of that principal's runs
+   * ends; other principals' tasks keep starting.
+   */
+  readonly maxRunningTasksPerPrincipal: number;
   /** Open 2025-11-25 sessions per principal. */
   readonly maxSessionsPerPrincipal: number;
   /** Open `subscriptions/listen` task streams per principal. */
@@ -59,6 +65,7 @@ export const DEFAULT_LIMITS: TaskServerLimits = {
   maxResultBytes: 4 * MIB,
   maxListPageBytes: 1 * MIB,
   maxLiveTasksPerPrincipal: 1000,
+  maxRunningTasksPerPrincipal: 64,
   maxSessionsPerPrincipal: 100,
   maxListenStreamsPerPrincipal: 100,
   maxBlockingResultsPerPrincipal: 100,
@@ -71,6 +78,14 @@ export const DEFAULT_LIMITS: TaskServerLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
+};
+
+/**
+ * Upper bounds of the limits that have one beyond "a positive whole number": a running-task
+ * share above this is a typo, not a policy (no fleet runs that many of one caller's tasks).
+ */
+export const LIMIT_MAXIMUMS: Partial<Record<keyof TaskServerLimits, number>> = {
+  maxRunningTasksPerPrincipal: 100_000,
 };
 
 /** `maxBodyBytes` → `MCP_TASK_MAX_BODY_BYTES`. */
@@ -88,6 +103,10 @@ export function limitsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Par
     if (!Number.isInteger(value) || value <= 0) {
       throw new RangeError(`${environmentName(limit)} must be a positive whole number, got ${JSON.stringify(raw)}`);
     }
+    const maximum = LIMIT_MAXIMUMS[limit];
+    if (maximum !== undefined && value > maximum) {
+      throw new RangeError(`${environmentName(limit)} must be at most ${maximum}, got ${JSON.stringify(raw)}`);
+    }
     found[limit] = value;
   }
   return found;
@@ -98,6 +117,10 @@ export function resolveLimits(given: Partial<TaskServerLimits> = {}): TaskServer
   for (const [name, value] of Object.entries(limits)) {
     if (!Number.isInteger(value) || value <= 0) {
       throw new RangeError(`limits.${name} must be a positive whole number, got ${String(value)}`);
+    }
+    const maximum = LIMIT_MAXIMUMS[name as keyof TaskServerLimits];
+    if (maximum !== undefined && value > maximum) {
+      throw new RangeError(`limits.${name} must be at most ${maximum}, got ${String(value)}`);
     }
   }
   return limits;

@@ -317,7 +317,11 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const engine = new TaskEngine({
     runtime,
     ...(options.clock && { clock: options.clock }),
-    policy: { maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal, ...options.policy },
+    policy: {
+      maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal,
+      maxRunningTasksPerOwner: limits.maxRunningTasksPerPrincipal,
+      ...options.policy,
+    },
     maxListPageBytes: limits.maxListPageBytes,
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
     observer,

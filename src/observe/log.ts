@@ -157,6 +157,12 @@ function describe(event: LifecycleEvent): {
           ...(event.total !== undefined && { total: event.total }),
         },
       };
+    case 'waiting':
+      return {
+        level: 'info',
+        message: `task waits (${event.reason})`,
+        data: { reason: event.reason, running: event.running, limit: event.limit },
+      };
     case 'input_requested':
       return { level: 'info', message: 'task input requested', data: { key: event.key } };
     case 'answered':

@@ -133,6 +133,16 @@ export class TaskMetrics implements TaskObserver {
           for (const [state, count] of Object.entries((await read())?.queue ?? {})) this.set({ state }, count);
         },
       });
+      new Gauge({
+        name: 'mcp_task_waiting_by_reason',
+        help: 'Tasks that could start but wait, by reason (principal_share: their principal runs its whole share).',
+        labelNames: ['reason'],
+        registers,
+        async collect() {
+          this.reset();
+          for (const [reason, count] of Object.entries((await read())?.waiting ?? {})) this.set({ reason }, count);
+        },
+      });
     }
     const { sessions, streams } = sources;
     if (sessions) {

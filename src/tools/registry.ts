@@ -5,7 +5,14 @@
  */
 import { getMethodMark } from '../decorators/marks.js';
 import { isTaskPaused } from '../engine/errors.js';
-import { factsOf, noObserver, PROCESS_NAME, type TaskFacts, type TaskObserver } from '../engine/lifecycle.js';
+import {
+  factsOf,
+  type LifecycleEvent,
+  noObserver,
+  PROCESS_NAME,
+  type TaskFacts,
+  type TaskObserver,
+} from '../engine/lifecycle.js';
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
@@ -128,6 +135,11 @@ export class ToolRegistry implements TaskExecutor {
 
   concurrencyOf(toolName: string): number | undefined {
     return this.tools.get(toolName)?.concurrency;
+  }
+
+  /** Passes a runtime's lifecycle event (a task waiting for its share) to this registry's observer. */
+  observe(event: LifecycleEvent): void {
+    this.observer.observe(event);
   }
 
   /** Sets who hears of runs (the host wires its logs and metrics here once it has built them). */

@@ -47,6 +47,21 @@ export class ScriptedExecutor implements TaskExecutor {
       case 'wait':
         await this.until(record.taskId, control.signal);
         return ok('released');
+      case 'hold': {
+        // Counts its owner's runs at once, for the fair-share cases; ends when released.
+        const owner = record.owner ?? '';
+        const now = (this.runningNow.get(owner) ?? 0) + 1;
+        this.runningNow.set(owner, now);
+        this.mostAtOnce.set(owner, Math.max(now, this.mostAtOnce.get(owner) ?? 0));
+        this.held.add(record.taskId);
+        try {
+          await this.until(record.taskId, control.signal);
+        } finally {
+          this.held.delete(record.taskId);
+          this.runningNow.set(owner, (this.runningNow.get(owner) ?? 1) - 1);
+        }
+        return ok('released');
+      }
       case 'ignore-cancel':
         // A method that does not stop when asked and finishes anyway.
         await new Promise<void>((resolve) => this.releases.set(record.taskId, resolve));
@@ -71,6 +86,20 @@ export class ScriptedExecutor implements TaskExecutor {
       }
       default:
         throw new Error(`unknown script ${script}`);
+    }
+  }
+
+  /** `hold` runs going on now, and the most at once, per owner ('' for anonymous). */
+  readonly runningNow = new Map<string, number>();
+  readonly mostAtOnce = new Map<string, number>();
+  /** `hold` runs waiting for `releaseHeld`. */
+  readonly held = new Set<string>();
+
+  /** Ends every `hold` run going on now. */
+  releaseHeld(): void {
+    for (const taskId of [...this.held]) {
+      this.held.delete(taskId);
+      this.release(taskId);
     }
   }
 
@@ -470,6 +499,90 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         expect(cancelled.inputRequests).toBeUndefined();
         await sleep(100);
         expect((await engine.get(ALICE, task.taskId)).status).toBe('cancelled');
+      });
+    });
+
+    describe('fair shares between principals', () => {
+      const shareMessage = (running: number) => `queued (${running} running for this caller)`;
+
+      it("starts another principal's task while a flood of 300 waits, running at most the share at once", async () => {
+        const engine = await setUp(8, { maxRunningTasksPerOwner: 2 });
+        const flood: string[] = [];
+        for (let batch = 0; batch < 300; batch += 50) {
+          const created = await Promise.all(
+            Array.from({ length: 50 }, () => engine.create(ALICE, { tool: 't', args: { script: 'hold' } })),
+          );
+          flood.push(...created.map((task) => task.taskId));
+        }
+        const bobs = await engine.create(BOB, { tool: 't', args: { script: 'hold' } });
+        await waitUntil(() => executor.started.includes(bobs.taskId), 30_000);
+        expect(executor.runningNow.get('alice')).toBe(2);
+        const waiting = flood.find((taskId) => !executor.started.includes(taskId)) as string;
+        const told = await engine.waitFor(ALICE, waiting, (r) => r.statusMessage === shareMessage(2));
+        expect(told.status).toBe('working');
+        executor.release(bobs.taskId);
+        // Nothing is dropped: each release lets the next of Alice's tasks start.
+        const deadline = Date.now() + 90_000;
+        let done = 0;
+        while (done < flood.length) {
+          if (Date.now() > deadline) throw new Error(`only ${done} of Alice's tasks ended`);
+          await waitUntil(() => executor.held.size > 0 || executor.started.length >= flood.length + 1, 30_000);
+          executor.releaseHeld();
+          await sleep(5);
+          done = (await Promise.all(flood.map((taskId) => engine.get(ALICE, taskId)))).filter(
+            (r) => r.status === 'completed',
+          ).length;
+        }
+        expect(executor.mostAtOnce.get('alice')).toBe(2);
+        expect(executor.mostAtOnce.get('bob')).toBe(1);
+      }, 120_000);
+
+      it("starts a waiting task when one of its principal's runs ends: completion, failure, cancel or park", async () => {
+        const engine = await setUp(8, { maxRunningTasksPerOwner: 1 });
+        const first = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+        await waitUntil(() => executor.started.includes(first.taskId));
+        const failing = await engine.create(ALICE, { tool: 't', args: { script: 'rpc-error', text: 'boom' } });
+        expect((await engine.waitFor(ALICE, failing.taskId, (r) => r.statusMessage === shareMessage(1))).status).toBe(
+          'working',
+        );
+        await engine.cancel(ALICE, first.taskId);
+        expect((await engine.waitForTerminal(ALICE, failing.taskId)).status).toBe('failed');
+        const asking = await engine.create(ALICE, { tool: 't', args: { script: 'ask' } });
+        await engine.waitFor(ALICE, asking.taskId, (r) => r.status === 'input_required');
+        // The question holds no share: the next task runs while it waits for the answer.
+        const after = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+        expect((await engine.waitForTerminal(ALICE, after.taskId)).status).toBe('completed');
+        await engine.answer(
+          ALICE,
+          asking.taskId,
+          { colour: { action: 'accept', content: { value: 'red' } } },
+          stringValues,
+        );
+        expect((await engine.waitForTerminal(ALICE, asking.taskId)).status).toBe('completed');
+        const last = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+        expect((await engine.waitForTerminal(ALICE, last.taskId)).status).toBe('completed');
+      });
+
+      it("counts only the caller's own runs, and its wait reveals nothing of another principal's tasks", async () => {
+        const engine = await setUp(8, { maxRunningTasksPerOwner: 1 });
+        const alices = await Promise.all(
+          [0, 1, 2].map(() => engine.create(ALICE, { tool: 't', args: { script: 'hold' } })),
+        );
+        const bobsFirst = await engine.create(BOB, { tool: 't', args: { script: 'hold' } });
+        await waitUntil(() => executor.started.includes(bobsFirst.taskId));
+        const bobsSecond = await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
+        const bobWaits = await engine.waitFor(BOB, bobsSecond.taskId, (r) => r.statusMessage === shareMessage(1));
+        // Alice runs one and has two waiting: Bob's message counts Bob's run only, and names no task.
+        expect(JSON.stringify(bobWaits)).not.toContain(alices[0]?.taskId);
+        await expect(engine.get(BOB, alices[1]?.taskId as string)).rejects.toThrow();
+        executor.release(bobsFirst.taskId);
+        expect((await engine.waitForTerminal(BOB, bobsSecond.taskId)).status).toBe('completed');
+        expect(executor.mostAtOnce.get('alice')).toBe(1);
+        for (const _ of alices) {
+          await waitUntil(() => executor.held.size > 0);
+          executor.releaseHeld();
+        }
+        for (const task of alices) expect((await engine.waitForTerminal(ALICE, task.taskId)).status).toBe('completed');
       });
     });
 

@@ -21,6 +21,23 @@ export interface TaskJobData {
   readonly trace?: Readonly<Record<string, string>>;
   /** The record as created, until something made it stale (see above). */
   readonly start?: TaskRecord;
+  /** The fair share the task's owner has, as the creating server set it; workers enforce it. */
+  readonly share?: JobShare;
+}
+
+/**
+ * The owner whose share a run counts against (`null`: anonymous callers, who share one) and
+ * how many of its tasks may run at once. It travels on the job, not in worker settings, so
+ * every worker applies the limit of the server that accepted the task.
+ */
+export interface JobShare {
+  readonly owner: string | null;
+  readonly limit: number;
+}
+
+/** The share a new task's job carries. */
+export function shareOf(record: Pick<TaskRecord, 'owner'>, limit: number): JobShare {
+  return { owner: record.owner, limit };
 }
 
 /** The same data without the snapshot: the job's next run reads the record. */
@@ -70,13 +87,13 @@ export class TaskQueue {
   }
 
   /** Adds the task's job, with the record as created for its first run (see above). */
-  async enqueue(record: TaskRecord): Promise<void> {
-    await this.queue.add(record.tool, this.jobData(record), { ...this.jobOptions, jobId: record.taskId });
+  async enqueue(record: TaskRecord, share?: JobShare): Promise<void> {
+    await this.queue.add(record.tool, this.jobData(record, share), { ...this.jobOptions, jobId: record.taskId });
   }
 
-  private jobData(record: TaskRecord): TaskJobData {
+  private jobData(record: TaskRecord, share: JobShare | undefined): TaskJobData {
     const trace = captureTraceContext();
-    return { tool: record.tool, ...(trace && { trace }), start: record };
+    return { tool: record.tool, ...(trace && { trace }), start: record, ...(share && { share }) };
   }
 
   /** A MULTI on the queue's connection that BullMQ's own commands can join (see `addTo`). */
@@ -85,11 +102,11 @@ export class TaskQueue {
   }
 
   /** `enqueue`, queued on `transaction`: its reply comes from the transaction's `exec`. */
-  addTo(transaction: ChainableCommander, record: TaskRecord): void {
+  addTo(transaction: ChainableCommander, record: TaskRecord, share?: JobShare): void {
     const job = new (bullmqLibrary().Job)<TaskJobData>(
       this.queue,
       record.tool,
-      this.jobData(record),
+      this.jobData(record, share),
       this.jobOptions,
       record.taskId,
     );

@@ -63,6 +63,8 @@ export interface RuntimeNames {
   readonly cancelChannel: string;
   /** Pub/sub: ids of tasks that got answers, for workers holding a run open for them. */
   readonly answersChannel: string;
+  /** The keys of the principals' fair shares (see `ShareNames`). */
+  readonly shares: ShareNames;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -100,6 +102,32 @@ export function runtimeNames(
     eventsChannel: `${channelBase}:events`,
     cancelChannel: `${channelBase}:cancel`,
     answersChannel: `${channelBase}:answers`,
+    shares: shareNames(prefix, queue),
+  };
+}
+
+/**
+ * The keys of fair shares between principals. A principal's tasks are spread over every shard,
+ * so these keys have a hash tag of their own (`{tasks.shares}`): one script touches a
+ * principal's running set and waiting line together wherever its tasks' jobs live.
+ */
+export interface ShareNames {
+  /** Sorted set of the owner's running task ids, scored by when their lease runs out. */
+  running(owner: string | null): string;
+  /** Sorted set of the owner's task ids waiting for its share, scored by creation (first come first). */
+  waiting(owner: string | null): string;
+  /** Sorted set of every task id waiting for a share, scored by when it last waited (for the gauge). */
+  readonly waitingAll: string;
+}
+
+function shareNames(prefix: string, queue: string): ShareNames {
+  const base = `${prefix}::{${queue}.shares}`;
+  // Anonymous callers share one share; `o:` keeps a principal named "anonymous" apart from them.
+  const ownerPart = (owner: string | null) => (owner === null ? 'anonymous' : `o:${owner}`);
+  return {
+    running: (owner) => `${base}:running:${ownerPart(owner)}`,
+    waiting: (owner) => `${base}:waiting:${ownerPart(owner)}`,
+    waitingAll: `${base}:waiting-all`,
   };
 }
 

@@ -26,8 +26,9 @@ import {
   withDeadline,
 } from './connection.js';
 import { TaskEventStream } from './events.js';
-import { type JobRetryOptions, TaskQueue } from './jobs.js';
+import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames } from './keys.js';
+import { countShareWaiters } from './principal-shares.js';
 import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
@@ -124,7 +125,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
       // With several shards the quota reads the other shards first (one round trip); inside
       // `insert` it would let the job overtake the record.
       const room = await this.store.roomFor(stored, options.maxLiveForOwner);
-      const { recordError, jobError } = await this.sendRecordAndJob(stored, room);
+      const share = options.maxRunningForOwner === undefined ? undefined : shareOf(stored, options.maxRunningForOwner);
+      const { recordError, jobError } = await this.sendRecordAndJob(stored, room, share);
       if (recordError !== undefined) {
         // A refused insert added no job; any other failure may have left one to remove.
         if (!isRefusal(recordError)) void this.undoCreate(stored);
@@ -147,17 +149,21 @@ export class BullmqTaskRuntime implements TaskRuntime {
   private async sendRecordAndJob(
     record: TaskRecord,
     room: LiveRoom | undefined,
+    share: JobShare | undefined,
   ): Promise<{ recordError?: unknown; jobError?: unknown }> {
     const queue = this.queueOf(record.taskId);
     if (record.clientTaskId === undefined) {
-      const [inserted, enqueued] = await Promise.allSettled([this.store.insert(record, room), queue.enqueue(record)]);
+      const [inserted, enqueued] = await Promise.allSettled([
+        this.store.insert(record, room),
+        queue.enqueue(record, share),
+      ]);
       if (inserted.status === 'rejected') return { recordError: inserted.reason };
       return enqueued.status === 'rejected' ? { jobError: enqueued.reason } : {};
     }
     try {
       const transaction = await queue.transaction();
       const [[jobError] = [null]] = await this.store.insertWithJob(record, room, transaction, (multi) =>
-        queue.addTo(multi, record),
+        queue.addTo(multi, record, share),
       );
       return jobError ? { jobError } : {};
     } catch (error) {
@@ -272,7 +278,10 @@ export class BullmqTaskRuntime implements TaskRuntime {
       queue.active += counts.active;
       queue.delayed += counts.delayed;
     }
-    return { queue };
+    const principalShare = await this.guard('count share waiters', () =>
+      countShareWaiters(this.client, this.names, Date.now()),
+    );
+    return { queue, waiting: { principal_share: principalShare } };
   }
 
   close(): Promise<void> {

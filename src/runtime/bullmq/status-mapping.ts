@@ -11,6 +11,7 @@
  * | failed after the last attempt  | failed, the error (or "worker lost")    |
  * | cancelled                      | cancelled, the cancel message           |
  */
+import { isQueuedNote } from '../../engine/fair-share.js';
 import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 import { JsonRpcErrorCode } from '../../jsonrpc/json-rpc-error.js';
@@ -49,7 +50,7 @@ export function startedChange(current: TaskRecord): TaskChange | undefined {
 /** Whether `message` is one the runtime wrote about the job, rather than the method's progress. */
 export function isRuntimeNote(message: string | undefined): boolean {
   return (
-    message === QUEUED_MESSAGE ||
+    isQueuedNote(message) ||
     message === REQUEUED_AFTER_STALL_MESSAGE ||
     message === REQUEUED_AFTER_SHUTDOWN_MESSAGE ||
     (message?.startsWith('retrying ') ?? false)

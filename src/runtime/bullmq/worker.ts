@@ -13,6 +13,7 @@
  */
 import type { Job, Worker } from 'bullmq';
 import { TaskPaused } from '../../engine/errors.js';
+import { shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
 import { PROCESS_NAME } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
@@ -24,9 +25,10 @@ import type { Logger } from '../../observe/logger.js';
 import { limitRepeats } from '../../observe/repeat-limiter.js';
 import { closeClient, createRedisClient, type RedisClient, type RedisConnection, withDeadline } from './connection.js';
 import { RedisChannelSubscription } from './events.js';
-import { type TaskJobData, withoutStart } from './jobs.js';
+import { type JobShare, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
+import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RedisTaskStore, type StoredRecord } from './record-store.js';
 import {
@@ -156,6 +158,7 @@ export class TaskWorker {
    */
   private readonly processSlots: ToolSlots | undefined;
   private readonly running = new Map<string, RunningTask>();
+  private readonly shares: PrincipalShares;
   /** Cancels heard for tasks not running here, by task id, with when (insertion order = age). */
   private readonly recentCancels = new Map<string, number>();
   /** Record writes made from BullMQ event handlers; `close` waits for them. */
@@ -173,6 +176,9 @@ export class TaskWorker {
     this.clock = options.clock ?? Date.now;
     this.store = new RedisTaskStore(this.client, this.names, this.clock);
     this.slots = new ToolSlots((tool) => this.executor.concurrencyOf?.(tool));
+    this.shares = new PrincipalShares(this.client, this.names, this.clock, (error) =>
+      this.logger.warn('Could not renew a fair-share slot', { error: String(error) }),
+    );
     this.cancels = new RedisChannelSubscription(this.subscriber, this.names.cancelChannel, (taskId) => {
       // Every worker process hears every cancel; only the one running the task has it here, or
       // is about to (its job is on the way): see `abortIfCancelled`.
@@ -251,6 +257,7 @@ export class TaskWorker {
           });
         }
         await Promise.allSettled([...this.pendingWrites]);
+        await this.shares.close();
         await this.cancels.close();
         await this.answers.close();
         await closeClient(this.subscriber);
@@ -306,9 +313,27 @@ export class TaskWorker {
         releaseProcessSlot();
         return this.afterAbort(job, token, run);
       }
+      // The owner's fair share, across every worker: over it, the job leaves this worker to wait.
+      const share = job.data.share;
+      let releaseShare: () => Promise<void> = async () => {};
+      if (share) {
+        const turn = await this.shares.acquire(share.owner, taskId, share.limit, job.timestamp).catch((error) => {
+          releaseToolSlot();
+          releaseProcessSlot();
+          throw error;
+        });
+        if ('running' in turn) {
+          releaseToolSlot();
+          releaseProcessSlot();
+          return this.waitForShare(job, token, share, turn.running);
+        }
+        releaseShare = turn.release;
+      }
       const release = () => {
         releaseToolSlot();
         releaseProcessSlot();
+        // Freed on every ending (outcome, cancel, park, hand-back); a killed worker's lease runs out.
+        this.track(releaseShare());
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
@@ -471,6 +496,47 @@ export class TaskWorker {
   }
 
   /**
+   * The owner runs its whole share: the task says so, and its job leaves this worker (delayed,
+   * no attempt used) until a release of that owner promotes it, or `SHARE_RECHECK_MS` passes.
+   * A task that ended meanwhile (cancelled while queued) just completes its job.
+   */
+  private async waitForShare(
+    job: Job<TaskJobData, void>,
+    token: string | undefined,
+    share: JobShare,
+    running: number,
+  ): Promise<void> {
+    const taskId = job.id as string;
+    const message = shareQueuedMessage(running);
+    let firstWait = false;
+    let ended = false;
+    await this.store.update(taskId, (current) => {
+      if (isTerminal(current.status)) {
+        ended = true;
+        return undefined;
+      }
+      firstWait = !current.statusMessage?.startsWith('queued (');
+      return current.statusMessage === message ? undefined : { status: 'working', statusMessage: message };
+    });
+    if (ended) return;
+    if (firstWait) {
+      this.executor.observe?.({
+        type: 'waiting',
+        task: { taskId, tool: job.data.tool, principal: share.owner, jobId: taskId },
+        reason: 'principal_share',
+        running,
+        limit: share.limit,
+      });
+    }
+    // The record changed: the next run reads it rather than the creation snapshot.
+    await this.dropStartSnapshot(job);
+    await job.moveToDelayed(this.clock() + SHARE_RECHECK_MS, token);
+    if (await this.shares.roomOrLine(share.owner, taskId, share.limit, job.timestamp)) await promoteIfDelayed(job);
+    // Tells BullMQ the job was moved by us: neither complete nor fail it.
+    throw new (bullmqLibrary().DelayedError)();
+  }
+
+  /**
    * A cancel needs nothing more (the record is terminal, the job just completes). A shutdown
    * hands the job back: to the head of the queue, without using an attempt.
    */
@@ -499,6 +565,10 @@ export class TaskWorker {
     if (job.finishedOn) {
       const outcome = finalFailureOutcome(job.failedReason ?? error.message);
       await this.store.update(taskId, (current) => (isTerminal(current.status) ? undefined : outcomeChange(outcome)));
+      // A job failed for good after its worker was lost still holds its owner's slot: free it
+      // now rather than at the lease's end (after a run here it is free already; no harm).
+      const share = job.data.share;
+      if (share) await this.shares.releaseFor(share.owner, taskId);
       return;
     }
     await this.store.update(taskId, (current) =>

@@ -5,6 +5,7 @@
  */
 
 import { TaskError } from '../../engine/errors.js';
+import { isQueuedNote, shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, stepChange } from '../../engine/inputs.js';
 import { factsOf, noObserver, PROCESS_NAME, type TaskObserver } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
@@ -46,6 +47,8 @@ export interface MemoryRuntimeOptions {
 interface Running {
   readonly controller: AbortController;
   readonly tool: string;
+  /** The owner's key for fair shares ('' for anonymous callers, who share one). */
+  readonly owner: string;
 }
 
 /**
@@ -75,6 +78,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
   /** The trace context each queued task was created in, so its run joins that trace. */
   private readonly traces = new Map<string, Record<string, string>>();
   private readonly observer: TaskObserver;
+  /** Each queued task's fair share (`maxRunningForOwner`), when the engine gave one. */
+  private readonly shares = new Map<string, number>();
+  /** Queued tasks held back by their owner's share right now (told `waiting` once per wait). */
+  private readonly heldForShare = new Set<string>();
   private closed = false;
 
   constructor(options: MemoryRuntimeOptions) {
@@ -112,6 +119,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const trace = captureTraceContext();
     if (trace) this.traces.set(record.taskId, trace);
     this.queue.push(record.taskId);
+    if (options.maxRunningForOwner !== undefined) this.shares.set(record.taskId, options.maxRunningForOwner);
     // Start work after the creating request has its answer, never inside it.
     setImmediate(() => this.drain());
     return record;
@@ -133,7 +141,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
       if (record.status === 'working') tasks.working++;
       else if (record.status === 'input_required') tasks.input_required++;
     }
-    return { tasks };
+    return { tasks, waiting: { principal_share: this.heldForShare.size } };
   }
 
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
@@ -161,6 +169,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const cancelled = this.write(record, { status: 'cancelled', statusMessage });
     const queued = this.queue.indexOf(taskId);
     if (queued >= 0) this.queue.splice(queued, 1);
+    this.leaveQueue(taskId);
     this.running.get(taskId)?.controller.abort(new Error(statusMessage));
     return cancelled;
   }
@@ -206,13 +215,23 @@ export class MemoryTaskRuntime implements TaskRuntime {
       const record = this.records.get(taskId);
       if (!record || isTerminal(record.status)) {
         this.queue.splice(index, 1);
+        this.leaveQueue(taskId);
         continue;
       }
       if (!this.hasToolSlot(record.tool)) {
         index++;
         continue;
       }
+      // Over its owner's share: it waits, and the next run of that owner to end drains again.
+      const share = this.shares.get(taskId);
+      const running = share === undefined ? 0 : this.runningFor(record.owner ?? '');
+      if (share !== undefined && running >= share) {
+        this.holdForShare(record, running, share);
+        index++;
+        continue;
+      }
       this.queue.splice(index, 1);
+      this.leaveQueue(taskId);
       void this.run(record);
     }
   }
@@ -225,11 +244,33 @@ export class MemoryTaskRuntime implements TaskRuntime {
     return active < limit;
   }
 
+  /** Runs of `owner` that hold a slot (not waiting for an answer), for its fair share. */
+  private runningFor(owner: string): number {
+    let count = 0;
+    for (const [taskId, running] of this.running) if (running.owner === owner && !this.asking.has(taskId)) count++;
+    return count;
+  }
+
+  /** Says why the task waits (once per change of the count), and tells the observer once. */
+  private holdForShare(record: TaskRecord, running: number, limit: number): void {
+    const message = shareQueuedMessage(running);
+    if (record.statusMessage !== message) this.write(record, { status: 'working', statusMessage: message });
+    if (this.heldForShare.has(record.taskId)) return;
+    this.heldForShare.add(record.taskId);
+    this.observer.observe({ type: 'waiting', task: factsOf(record), reason: 'principal_share', running, limit });
+  }
+
+  private leaveQueue(taskId: string): void {
+    this.shares.delete(taskId);
+    this.heldForShare.delete(taskId);
+  }
+
   private async run(queued: TaskRecord): Promise<void> {
     const controller = new AbortController();
-    this.running.set(queued.taskId, { controller, tool: queued.tool });
-    const record =
-      queued.statusMessage === QUEUED ? this.write(queued, { status: 'working', statusMessage: null }) : queued;
+    this.running.set(queued.taskId, { controller, tool: queued.tool, owner: queued.owner ?? '' });
+    const record = isQueuedNote(queued.statusMessage)
+      ? this.write(queued, { status: 'working', statusMessage: null })
+      : queued;
     const trace = this.traces.get(record.taskId);
     this.traces.delete(record.taskId);
     const control: ExecutionControl = {
@@ -344,6 +385,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     if (!record) return;
     this.records.delete(taskId);
     this.traces.delete(taskId);
+    this.leaveQueue(taskId);
     if (why === 'expired') this.observer.observe({ type: 'expired', task: factsOf(record) });
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);

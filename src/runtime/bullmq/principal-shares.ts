@@ -1,0 +1,206 @@
+/**
+ * Fair shares between principals across every worker process: at most `limit` of one owner's
+ * tasks run at once. A run holds a lease in the owner's running set in Redis (renewed while it
+ * runs, so a killed worker's slot frees itself when the lease runs out); a task over the share
+ * joins the owner's waiting line and its job leaves the worker (delayed), holding no slot.
+ * Whoever releases a slot pops the line's head and promotes its job: a waiting task starts as
+ * soon as one of its owner's runs ends. A delayed waiter also wakes by itself after
+ * `SHARE_RECHECK_MS`, the backstop for a wake-up lost with a killed worker.
+ */
+import type { Job, Queue } from 'bullmq';
+import type { RedisClient } from './connection.js';
+import type { TaskJobData } from './jobs.js';
+import type { RuntimeNames } from './keys.js';
+import { bullmqLibrary } from './libraries.js';
+import { LuaScript } from './lua-script.js';
+
+/** How long a run's slot outlives its last renewal (renewed every third of it). */
+export const SHARE_LEASE_MS = 30_000;
+/** How long a waiting task's job stays delayed before it looks again by itself. */
+export const SHARE_RECHECK_MS = 30_000;
+/** Share keys outlive their last write by this much; an idle owner's keys then go. */
+const SHARE_KEY_TTL_MS = 24 * 3600 * 1000;
+/** Stale waiting-line entries (jobs cancelled or removed) skipped at most per release. */
+const MAX_SKIPPED_WAITERS = 100;
+
+/**
+ * KEYS: running, waiting, waitingAll. ARGV: taskId, limit, now, leaseMs, order, keyTtlMs.
+ * Takes a slot (or keeps the one this task holds: a run after a lost worker), returning -1; or
+ * puts the task in line and returns how many of the owner's tasks run.
+ */
+const ACQUIRE = new LuaScript(
+  'mcpShareAcquire',
+  `
+local now = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local count = redis.call('ZCARD', KEYS[1])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) or count < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  return -1
+end
+redis.call('ZADD', KEYS[2], 'NX', ARGV[5], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[6])
+return count
+`,
+);
+
+/**
+ * KEYS: running, waiting, waitingAll. ARGV: taskId ('' to release nothing), now.
+ * Frees the task's slot and pops the head of the owner's line: the task to wake, or false.
+ */
+const RELEASE = new LuaScript(
+  'mcpShareRelease',
+  `
+if ARGV[1] ~= '' then redis.call('ZREM', KEYS[1], ARGV[1]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[2]))
+local head = redis.call('ZPOPMIN', KEYS[2])
+if #head == 0 then return false end
+redis.call('ZREM', KEYS[3], head[1])
+return head[1]
+`,
+);
+
+/**
+ * KEYS: running, waiting, waitingAll. ARGV: taskId, limit, now, order, keyTtlMs.
+ * A waiter's look once its job has left the worker: 1 if the owner has room now (promote it),
+ * else 0 with the task in line again (a release may have popped it while it was leaving).
+ */
+const STAY_IN_LINE = new LuaScript(
+  'mcpShareStayInLine',
+  `
+local now = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then return 1 end
+redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+return 0
+`,
+);
+
+/** Either a slot (release it when the run ends, however it ends) or how many already run. */
+export type ShareTurn = { readonly release: () => Promise<void> } | { readonly running: number };
+
+export class PrincipalShares {
+  /** A queue handle per shard, made when a wake-up first needs one. */
+  private readonly queues = new Map<string, Queue<TaskJobData>>();
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly names: RuntimeNames,
+    private readonly clock: () => number,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    ACQUIRE.define(client);
+    RELEASE.define(client);
+    STAY_IN_LINE.define(client);
+  }
+
+  /** A slot in `owner`'s share for `taskId`, or its place in line (`order`: first come first). */
+  async acquire(owner: string | null, taskId: string, limit: number, order: number): Promise<ShareTurn> {
+    const keys = this.keysOf(owner);
+    const reply = Number(
+      await ACQUIRE.run(this.client, keys, [taskId, limit, this.clock(), SHARE_LEASE_MS, order, SHARE_KEY_TTL_MS]),
+    );
+    if (reply >= 0) return { running: reply };
+    const renew = setInterval(() => {
+      this.client.zadd(keys[0], 'XX', this.clock() + SHARE_LEASE_MS, taskId).catch(this.onError);
+    }, SHARE_LEASE_MS / 3);
+    renew.unref();
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        clearInterval(renew);
+        await this.releaseAndWake(owner, taskId);
+      },
+    };
+  }
+
+  /**
+   * A waiter's look once its job has left the worker (delayed): true when `owner` has room now
+   * and the job must be promoted; else the task is in line for the next release to wake.
+   */
+  async roomOrLine(owner: string | null, taskId: string, limit: number, order: number): Promise<boolean> {
+    const reply = await STAY_IN_LINE.run(this.client, this.keysOf(owner), [
+      taskId,
+      limit,
+      this.clock(),
+      order,
+      SHARE_KEY_TTL_MS,
+    ]);
+    return Number(reply) === 1;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()));
+  }
+
+  /**
+   * Frees `taskId`'s slot, if it holds one, on behalf of a run that cannot: a job that failed
+   * for good after its worker was lost (its slot would otherwise wait for its lease to run out).
+   */
+  releaseFor(owner: string | null, taskId: string): Promise<void> {
+    return this.releaseAndWake(owner, taskId);
+  }
+
+  /**
+   * Frees the slot and wakes the head of the line. A head whose job is gone or was cancelled
+   * (its data lost the share) would swallow the wake-up, so it is skipped for the next one. A
+   * head still running (it is about to leave the worker) looks again itself once it has left.
+   */
+  private async releaseAndWake(owner: string | null, taskId: string): Promise<void> {
+    const keys = this.keysOf(owner);
+    let releasing = taskId;
+    for (let skipped = 0; skipped <= MAX_SKIPPED_WAITERS; skipped++) {
+      const head = await RELEASE.run(this.client, keys, [releasing, this.clock()]);
+      releasing = '';
+      if (typeof head !== 'string') return;
+      const job = await this.queueOf(head).getJob(head);
+      if (!job?.data.share) continue;
+      await promoteIfDelayed(job);
+      return;
+    }
+  }
+
+  private keysOf(owner: string | null): [string, string, string] {
+    const shares = this.names.shares;
+    return [shares.running(owner), shares.waiting(owner), shares.waitingAll];
+  }
+
+  private queueOf(taskId: string): Queue<TaskJobData> {
+    const shard = this.names.shardOf(taskId);
+    let queue = this.queues.get(shard.queue);
+    if (!queue) {
+      queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, {
+        connection: this.client,
+        prefix: this.names.prefix,
+      });
+      queue.on('error', () => {});
+      this.queues.set(shard.queue, queue);
+    }
+    return queue;
+  }
+}
+
+/**
+ * Tasks waiting for some principal's share, across the app. A waiter re-enters the count each
+ * time it looks again, so an entry older than two looks is one whose job was removed.
+ */
+export async function countShareWaiters(client: RedisClient, names: RuntimeNames, now: number): Promise<number> {
+  return client.zcount(names.shares.waitingAll, now - 2 * SHARE_RECHECK_MS, '+inf');
+}
+
+/** Promotes a delayed job; one that is not delayed (still leaving its worker, or already woken) is left alone. */
+export async function promoteIfDelayed(job: Job<TaskJobData, unknown>): Promise<void> {
+  await job.promote().catch(() => {
+    // Not delayed: its worker looks again once the job has left, or it is already on its way.
+  });
+}

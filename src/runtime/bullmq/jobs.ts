@@ -21,6 +21,8 @@ export interface TaskJobData {
   readonly trace?: Readonly<Record<string, string>>;
   /** The record as created, until something made it stale (see above). */
   readonly start?: TaskRecord;
+  /** The attempt of the method the job runs next, once one failed and its tool retries it (absent: 1). */
+  readonly attempt?: number;
 }
 
 /** The same data without the snapshot: the job's next run reads the record. */

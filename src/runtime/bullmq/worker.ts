@@ -12,7 +12,7 @@
  *   it is alive by definition, so that failure always reaches the record.
  */
 import type { Job, Worker } from 'bullmq';
-import { TaskPaused } from '../../engine/errors.js';
+import { type AttemptFailed, isAttemptFailed, TaskPaused } from '../../engine/errors.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
 import { PROCESS_NAME } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
@@ -329,8 +329,10 @@ export class TaskWorker {
           );
         }
         const progress = new ProgressWriter(this.store, taskId, this.logger, remember);
-        let outcome: TaskOutcome;
+        let outcome: TaskOutcome | undefined;
+        let retry: AttemptFailed | undefined;
         const record = started.record;
+        const attempt = job.data.attempt ?? 1;
         const control: ExecutionControl = {
           signal: controller.signal,
           placement: {
@@ -338,12 +340,14 @@ export class TaskWorker {
             jobId: taskId,
             // Run before: after a pause for answers, a lost worker or a shutdown hand-back.
             resumed:
+              attempt > 1 ||
               job.attemptsMade > 0 ||
               (job.stalledCounter ?? 0) > 0 ||
               Object.keys(record.inputAnswers ?? {}).length > 0 ||
               Object.keys(record.steps ?? {}).length > 0,
             ...(job.data.trace && { trace: job.data.trace }),
           },
+          attempt,
           report: (update) => progress.report(update),
           ask: (key, pending) => this.ask(taskId, key, pending, run),
           step: (name, work) => this.step(taskId, name, work),
@@ -351,12 +355,16 @@ export class TaskWorker {
         try {
           outcome = await this.executor.execute(started.record, control);
         } catch (error) {
-          // Executors report failures as outcomes; a throw is a bug in the executor itself, or
-          // the pause unwinding the method on purpose (then `run.paused` is set and it parks).
-          outcome = internalErrorOutcome(error);
+          // Executors report failures as outcomes; a throw is a bug in the executor itself, the
+          // pause unwinding the method on purpose (then `run.paused` is set and it parks), or an
+          // attempt the tool's retry policy runs again.
+          if (isAttemptFailed(error)) retry = error;
+          else outcome = internalErrorOutcome(error);
         }
         await progress.flush();
         if (run.shuttingDown) return this.afterAbort(job, token, run);
+        if (retry && !controller.signal.aborted) return this.retryLater(job, token, retry);
+        if (!outcome) return;
         // A paused run ends in a park even if the method caught the pause and returned anyway:
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
@@ -466,6 +474,31 @@ export class TaskWorker {
         // Already promoted by the process that delivered the answer.
       });
     }
+    // Tells BullMQ the job was moved by us: neither complete nor fail it.
+    throw new (bullmqLibrary().DelayedError)();
+  }
+
+  /**
+   * Runs the job again after the back-off `failed` asks for, as attempt `failed.next`: the note
+   * goes on the record (the task stays `working`), the attempt number into the job data, and
+   * the job into BullMQ's delayed set until then, freeing the slot; any worker takes it when it
+   * is due, so a worker lost meanwhile loses nothing. BullMQ's own attempts stay the budget of
+   * infrastructure failures (docs/design/bullmq.md §1).
+   */
+  private async retryLater(
+    job: Job<TaskJobData, void>,
+    token: string | undefined,
+    failed: AttemptFailed,
+  ): Promise<void> {
+    const taskId = job.id as string;
+    const noted = await this.store.update(taskId, (current) =>
+      current.status === 'working' ? { status: 'working', statusMessage: failed.message } : undefined,
+    );
+    // Cancelled (or gone) meanwhile: nothing to retry; the job just completes.
+    if (!noted || isTerminal(noted.record.status)) return;
+    // The next attempt must read the record (steps), not start from the snapshot.
+    await job.updateData({ ...withoutStart(job.data), attempt: failed.next });
+    await job.moveToDelayed(Date.now() + failed.delayMs, token);
     // Tells BullMQ the job was moved by us: neither complete nor fail it.
     throw new (bullmqLibrary().DelayedError)();
   }

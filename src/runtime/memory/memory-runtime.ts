@@ -4,7 +4,8 @@
  * is durability: tasks end with the process.
  */
 
-import { TaskError } from '../../engine/errors.js';
+import { isRetryMessage } from '../../engine/attempts.js';
+import { isAttemptFailed, TaskError } from '../../engine/errors.js';
 import { askChange, stepChange } from '../../engine/inputs.js';
 import { factsOf, noObserver, PROCESS_NAME, type TaskObserver } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
@@ -75,6 +76,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
   /** The trace context each queued task was created in, so its run joins that trace. */
   private readonly traces = new Map<string, Record<string, string>>();
   private readonly observer: TaskObserver;
+  /** The attempt each task runs next, once one failed (absent: the first). */
+  private readonly attempts = new Map<string, number>();
+  /** Back-offs before a task's next attempt: a timer each, no slot held. */
+  private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private closed = false;
 
   constructor(options: MemoryRuntimeOptions) {
@@ -161,6 +166,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const cancelled = this.write(record, { status: 'cancelled', statusMessage });
     const queued = this.queue.indexOf(taskId);
     if (queued >= 0) this.queue.splice(queued, 1);
+    clearTimeout(this.retryTimers.get(taskId));
+    this.retryTimers.delete(taskId);
+    this.attempts.delete(taskId);
     this.running.get(taskId)?.controller.abort(new Error(statusMessage));
     return cancelled;
   }
@@ -194,6 +202,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
     for (const { controller } of this.running.values()) controller.abort(new Error('The server is shutting down'));
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
     this.expiryTimers.clear();
+    for (const timer of this.retryTimers.values()) clearTimeout(timer);
+    this.retryTimers.clear();
   }
 
   private active(): number {
@@ -229,12 +239,16 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const controller = new AbortController();
     this.running.set(queued.taskId, { controller, tool: queued.tool });
     const record =
-      queued.statusMessage === QUEUED ? this.write(queued, { status: 'working', statusMessage: null }) : queued;
+      queued.statusMessage === QUEUED || isRetryMessage(queued.statusMessage)
+        ? this.write(queued, { status: 'working', statusMessage: null })
+        : queued;
+    const attempt = this.attempts.get(record.taskId) ?? 1;
     const trace = this.traces.get(record.taskId);
     this.traces.delete(record.taskId);
     const control: ExecutionControl = {
       signal: controller.signal,
-      placement: { worker: PROCESS_NAME, ...(trace && { trace }) },
+      placement: { worker: PROCESS_NAME, ...(trace && { trace }), ...(attempt > 1 && { resumed: true }) },
+      attempt,
       report: (update) => {
         const current = this.records.get(record.taskId);
         const change = current && progressReportChange(current, update);
@@ -247,15 +261,43 @@ export class MemoryTaskRuntime implements TaskRuntime {
     try {
       outcome = await this.executor.execute(record, control);
     } catch (error) {
+      if (isAttemptFailed(error)) {
+        this.running.delete(record.taskId);
+        this.retryLater(record.taskId, error.next, error.delayMs, error.message);
+        this.drain();
+        return;
+      }
       // Executors report failures as outcomes; a throw here is a bug in the executor itself.
       outcome = internalErrorOutcome(error);
     } finally {
       this.running.delete(record.taskId);
     }
+    this.attempts.delete(record.taskId);
     const current = this.records.get(record.taskId);
     // Cancelled (or expired) meanwhile: terminal is sticky, the late outcome is dropped.
     if (current && !isTerminal(current.status)) this.write(current, outcomeChange(outcome));
     this.drain();
+  }
+
+  /**
+   * The task waits `delayMs` for attempt `next`, `working` with `message`, on a timer: its slot
+   * goes to the queue meanwhile, and it queues again (behind the tasks already waiting) when
+   * the timer fires, unless it ended meanwhile.
+   */
+  private retryLater(taskId: string, next: number, delayMs: number, message: string): void {
+    const current = this.records.get(taskId);
+    if (!current || isTerminal(current.status) || this.closed) return;
+    this.write(current, { status: 'working', statusMessage: message });
+    this.attempts.set(taskId, next);
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(taskId);
+      const waiting = this.records.get(taskId);
+      if (!waiting || isTerminal(waiting.status) || this.closed) return;
+      this.queue.push(taskId);
+      this.drain();
+    }, delayMs);
+    timer.unref();
+    this.retryTimers.set(taskId, timer);
   }
 
   /** In process the run simply waits: nothing to free, and an answer resumes it in place. */
@@ -347,6 +389,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
     if (why === 'expired') this.observer.observe({ type: 'expired', task: factsOf(record) });
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);
+    clearTimeout(this.retryTimers.get(taskId));
+    this.retryTimers.delete(taskId);
+    this.attempts.delete(taskId);
     this.running.get(taskId)?.controller.abort(new Error('The task expired'));
     this.endLife(record);
     if (record.owner !== null) {

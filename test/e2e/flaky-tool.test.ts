@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../docs/snippets/policies/__generated__/tasks.generated.js';
-import { type NotesSource, ReleaseNotes } from '../../docs/snippets/policies/release-notes.js';
+import { Mirror, type NotesSource, ReleaseNotes } from '../../docs/snippets/policies/release-notes.js';
 import { createTestHarness, type TestHarness } from '../../src/testing/index.js';
 import { describeWithRedis, REDIS_URL } from '../bullmq/support.js';
 
@@ -43,7 +43,7 @@ function scenarios(runtime: 'memory' | 'bullmq'): void {
 
   async function serve(upstream: FlakyUpstream): Promise<TestHarness> {
     harness = await createTestHarness(
-      { manifest: taskManifest, instances: [new ReleaseNotes(upstream)] },
+      { manifest: taskManifest, instances: [new ReleaseNotes(upstream), new Mirror()] },
       { runtime, ...(runtime === 'bullmq' && { redisUrl: REDIS_URL }) },
     );
     return harness;

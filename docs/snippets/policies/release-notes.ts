@@ -25,3 +25,15 @@ export class ReleaseNotes {
   }
 }
 // #endregion retry
+
+// #region timeout
+export class Mirror {
+  /** Downloads one file; a connection that hangs gives up after 30 s. */
+  @Task({ timeoutMs: 30_000 })
+  async download(url: string, ctx: TaskContext): Promise<{ bytes: number }> {
+    // Pass the signal on: at the limit it aborts with "timed out after 30 s".
+    const response = await fetch(url, { signal: ctx.signal });
+    return { bytes: (await response.arrayBuffer()).byteLength };
+  }
+}
+// #endregion timeout

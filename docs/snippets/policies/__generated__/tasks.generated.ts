@@ -5,7 +5,11 @@
 
 import { defineTaskManifest, defineTaskTool } from 'mcp-task-server/manifest';
 import { z } from 'zod';
-import { ReleaseNotes } from '../release-notes.js';
+import { Mirror, ReleaseNotes } from '../release-notes.js';
+
+export const DownloadInput = z.object({ url: z.string() });
+
+export const DownloadOutput = z.object({ bytes: z.number() });
 
 export const ReleaseNotesInput = z.object({ repo: z.string(), tag: z.string() });
 
@@ -14,6 +18,25 @@ export const ReleaseNotesOutput = z.object({ notes: z.string(), attempt: z.numbe
 export const taskManifest = defineTaskManifest({
   formatVersion: 1,
   tools: [
+    defineTaskTool<Mirror, z.output<typeof DownloadInput>>({
+      name: 'download',
+      description: 'Downloads one file; a connection that hangs gives up after 30 s.',
+      taskSupport: 'optional',
+      timeoutMs: 30000,
+      inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+      outputSchema: {
+        type: 'object',
+        properties: { bytes: { type: 'number' } },
+        required: ['bytes'],
+        additionalProperties: false,
+      },
+      input: DownloadInput,
+      output: DownloadOutput,
+      result: 'structured',
+      target: { class: Mirror, method: 'download' },
+      source: 'release-notes.ts:33:9',
+      invoke: (target, args, ctx) => target.download(args.url, ctx),
+    }),
     defineTaskTool<ReleaseNotes, z.output<typeof ReleaseNotesInput>>({
       name: 'release_notes',
       description: 'Fetches the notes of one release from an upstream that fails now and then.',

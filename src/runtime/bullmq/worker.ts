@@ -491,13 +491,15 @@ export class TaskWorker {
     failed: AttemptFailed,
   ): Promise<void> {
     const taskId = job.id as string;
+    // The attempt number first: a worker lost from here on has its job recovered as the next
+    // attempt (at once rather than after the delay, but nothing repeats a finished attempt).
+    // The next attempt must also read the record (steps), not start from the snapshot.
+    await job.updateData({ ...withoutStart(job.data), attempt: failed.next });
     const noted = await this.store.update(taskId, (current) =>
       current.status === 'working' ? { status: 'working', statusMessage: failed.message } : undefined,
     );
     // Cancelled (or gone) meanwhile: nothing to retry; the job just completes.
     if (!noted || isTerminal(noted.record.status)) return;
-    // The next attempt must read the record (steps), not start from the snapshot.
-    await job.updateData({ ...withoutStart(job.data), attempt: failed.next });
     await job.moveToDelayed(Date.now() + failed.delayMs, token);
     // Tells BullMQ the job was moved by us: neither complete nor fail it.
     throw new (bullmqLibrary().DelayedError)();

@@ -115,7 +115,7 @@ export const TIMEOUT_GRACE_MS = 2000;
 
 /** The abort reason `ctx.signal` carries when an attempt reaches `timeoutMs`. */
 export class AttemptTimeoutError extends Error {
-  override readonly name = 'TimeoutError';
+  override readonly name = 'AttemptTimeoutError';
   constructor(readonly timeoutMs: number) {
     super(`timed out after ${formatDuration(timeoutMs)}`);
   }

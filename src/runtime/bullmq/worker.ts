@@ -483,7 +483,7 @@ export class TaskWorker {
    * goes on the record (the task stays `working`), the attempt number into the job data, and
    * the job into BullMQ's delayed set until then, freeing the slot; any worker takes it when it
    * is due, so a worker lost meanwhile loses nothing. BullMQ's own attempts stay the budget of
-   * infrastructure failures (docs/design/bullmq.md §1).
+   * infrastructure failures (docs/design/bullmq.md §3).
    */
   private async retryLater(
     job: Job<TaskJobData, void>,

@@ -199,12 +199,18 @@ export class ToolRegistry implements TaskExecutor {
                   this.observer.observe({ type: 'progress', task, ...report });
                   control.report(report);
                 },
-                ask: (key, pending) => {
+                ask: async (key, pending) => {
                   limit.throwIfAbandoned();
                   this.observer.observe({ type: 'input_requested', task, key });
-                  return inSpan(`task input ${key}`, { attributes: { 'mcp.task.input.key': key } }, () =>
-                    control.ask(key, pending),
-                  );
+                  // The wait for a person does not count against the attempt's timeout.
+                  limit.pause();
+                  try {
+                    return await inSpan(`task input ${key}`, { attributes: { 'mcp.task.input.key': key } }, () =>
+                      control.ask(key, pending),
+                    );
+                  } finally {
+                    limit.resume();
+                  }
                 },
                 step: (name, work) => {
                   limit.throwIfAbandoned();
@@ -376,7 +382,9 @@ function attemptFailure(timedOut: AttemptTimeoutError | undefined, thrown: unkno
 /**
  * One attempt's time limit: its signal follows the run's (cancel, shutdown) and also aborts at
  * `timeoutMs` with an `AttemptTimeoutError`; `race` gives up on a method still running
- * `graceMs` after that, so its slot is freed. Without `timeoutMs` it only forwards the signal.
+ * `graceMs` after that, so its slot is freed. The clock stops while the method waits for an
+ * answer (`pause`/`resume`): a person's thinking time is not the attempt's. Without `timeoutMs`
+ * it only forwards the signal.
  */
 class AttemptLimit {
   private readonly controller = new AbortController();
@@ -384,6 +392,10 @@ class AttemptLimit {
   private limitTimer: NodeJS.Timeout | undefined;
   private graceTimer: NodeJS.Timeout | undefined;
   private giveUp: (() => void) | undefined;
+  /** Time left on the clock, and since when it runs (undefined: stopped). */
+  private remainingMs: number;
+  private runningSince: number | undefined;
+  private pauses = 0;
   timedOut: AttemptTimeoutError | undefined;
   abandoned = false;
 
@@ -393,6 +405,7 @@ class AttemptLimit {
     private readonly graceMs: number,
     private readonly onTimeout: (timeoutMs: number) => void,
   ) {
+    this.remainingMs = timeoutMs ?? Number.POSITIVE_INFINITY;
     this.forward = () => this.controller.abort(outer.reason);
     if (outer.aborted) this.forward();
     else outer.addEventListener('abort', this.forward, { once: true });
@@ -404,8 +417,7 @@ class AttemptLimit {
 
   /** What `running` resolves with, unless the attempt times out and outlives its grace: then it is abandoned. */
   race(running: Promise<TaskOutcome>): Promise<TaskOutcome> {
-    const timeoutMs = this.timeoutMs;
-    if (timeoutMs === undefined) return running;
+    if (this.timeoutMs === undefined) return running;
     const abandoned = new Promise<TaskOutcome>((resolve) => {
       this.giveUp = () => {
         this.abandoned = true;
@@ -413,14 +425,38 @@ class AttemptLimit {
         running.catch(() => {});
         resolve({ kind: 'error', error: { code: JsonRpcErrorCode.InternalError, message: 'abandoned' } });
       };
-      this.limitTimer = setTimeout(() => {
+    });
+    if (this.pauses === 0) this.start();
+    return Promise.race([running, abandoned]);
+  }
+
+  /** Stops the clock while the method waits for an answer (calls nest). */
+  pause(): void {
+    this.pauses++;
+    if (this.pauses > 1 || this.runningSince === undefined || this.timedOut) return;
+    clearTimeout(this.limitTimer);
+    this.remainingMs -= Date.now() - this.runningSince;
+    this.runningSince = undefined;
+  }
+
+  resume(): void {
+    this.pauses = Math.max(0, this.pauses - 1);
+    if (this.pauses === 0 && this.giveUp && !this.timedOut) this.start();
+  }
+
+  private start(): void {
+    const timeoutMs = this.timeoutMs;
+    if (timeoutMs === undefined) return;
+    this.runningSince = Date.now();
+    this.limitTimer = setTimeout(
+      () => {
         this.timedOut = new AttemptTimeoutError(timeoutMs);
         this.onTimeout(timeoutMs);
         this.controller.abort(this.timedOut);
         this.graceTimer = setTimeout(() => this.giveUp?.(), this.graceMs);
-      }, timeoutMs);
-    });
-    return Promise.race([running, abandoned]);
+      },
+      Math.max(0, this.remainingMs),
+    );
   }
 
   throwIfAbandoned(): void {

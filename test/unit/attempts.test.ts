@@ -80,6 +80,7 @@ class Upstream {
     if (input.mode === 'throw') throw new Error('ECONNRESET');
     if (input.mode === 'refuse') throw new NonRetryableError('gone for good');
     if (input.mode === 'hang') await new Promise(() => {});
+    if (input.mode === 'ask') await ctx.input('go');
     return { attempt: ctx.attempt };
   }
 }
@@ -97,6 +98,7 @@ function manifest(options: Pick<TaskToolDefinition, 'retry' | 'timeoutMs'>) {
         target: { class: Upstream, method: 'fetch' },
         source: 'upstream.ts:3:3',
         invoke: (target, args, ctx) => target.fetch(args, ctx),
+        questions: [{ name: 'go', schema: { type: 'object' }, answer: z.object({}) }],
         ...options,
       }),
     ],
@@ -186,6 +188,14 @@ describe('the registry', () => {
       kind: 'error',
       error: { code: -32603, message: 'fetch timed out after 30 ms' },
     });
+  });
+
+  it('stops the clock while the method waits for an answer', async () => {
+    const registry = registryWith({ timeoutMs: 50 });
+    const slowAnswer = () =>
+      new Promise<{ action: 'accept' }>((resolve) => setTimeout(() => resolve({ action: 'accept' }), 200));
+    const outcome = await registry.execute(record('ask'), { ...control(), ask: slowAnswer });
+    expect(outcome).toMatchObject({ kind: 'result', isError: false });
   });
 
   it('does not retry a cancelled attempt', async () => {

@@ -323,8 +323,15 @@ export class TaskWorker {
         // A quick run goes straight from "queued" to its outcome; only a run that lasts gets the
         // note cleared for its progress. That saves a write per task where tasks are short.
         if (isRuntimeNote(started.record.statusMessage)) {
+          // Only the note this run started with: a failed attempt may have written the next one.
+          const note = started.record.statusMessage;
           startedNote = setTimeout(
-            () => this.track(this.store.update(taskId, startedChange).then(remember)),
+            () =>
+              this.track(
+                this.store
+                  .update(taskId, (current) => (current.statusMessage === note ? startedChange(current) : undefined))
+                  .then(remember),
+              ),
             STARTED_NOTE_DELAY_MS,
           );
         }
@@ -363,7 +370,10 @@ export class TaskWorker {
         }
         await progress.flush();
         if (run.shuttingDown) return this.afterAbort(job, token, run);
-        if (retry && !controller.signal.aborted) return this.retryLater(job, token, retry);
+        if (retry && !controller.signal.aborted) {
+          clearTimeout(startedNote);
+          return this.retryLater(job, token, retry);
+        }
         if (!outcome) return;
         // A paused run ends in a park even if the method caught the pause and returned anyway:
         // whatever it returned was computed without the answer.

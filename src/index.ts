@@ -14,6 +14,7 @@ export type {
   NeedsInputOptions,
   QuestionMetadata,
   TaskOptions,
+  TaskRetryOptions,
   ToolOptions,
 } from './decorators/index.js';
 export {
@@ -25,6 +26,7 @@ export {
   Tool,
 } from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
+export { NonRetryableError } from './tools/errors.js';
 export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
 export type {
   AudioContent,

@@ -20,8 +20,8 @@ export const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Runtimes', link: '/guide/runtimes' },
       { text: 'Delivery and failure', link: '/guide/delivery-and-failure' },
-      { text: 'Limits', link: '/guide/limits' },
       { text: 'Policies', link: '/guide/policies' },
+      { text: 'Limits', link: '/guide/limits' },
     ],
   },
   {

@@ -19,7 +19,7 @@ import {
 import type { NeedsInputOptions, TaskOptions, ToolOptions } from './options.js';
 
 export type { QuestionMetadata } from './metadata.js';
-export type { NeedsInputOptions, TaskOptions, ToolOptions } from './options.js';
+export type { NeedsInputOptions, TaskOptions, TaskRetryOptions, ToolOptions } from './options.js';
 export { NEEDS_INPUT_METADATA_KEY, TASK_METADATA_KEY, TOOL_METADATA_KEY };
 
 // biome-ignore lint/suspicious/noExplicitAny: decorators must accept any method signature.

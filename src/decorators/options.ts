@@ -19,6 +19,21 @@ export interface TaskOptions {
   /** Upper bound of runs of this tool at once in one worker process. */
   readonly concurrency?: number;
   /**
+   * Runs the method again when it throws (anything but a `NonRetryableError`) or times out:
+   * `attempts` runs in all, the first included (default 3), waiting `delayMs` (default 1000)
+   * before the second, doubled after each failure with `backoff: 'exponential'` (the default)
+   * or always the same with `'fixed'`, at most `maxDelayMs` (default 60 000); `jitter` (default
+   * false) spreads each wait over its upper half. Meanwhile the task is `working` and says which
+   * attempt comes next, when and why. No retry without it.
+   */
+  readonly retry?: TaskRetryOptions;
+  /**
+   * The longest one attempt may run, in ms (default: no limit). At the limit `ctx.signal` aborts
+   * ("timed out after 30 s"); a method that ignores it is abandoned a short grace later. The
+   * attempt counts as failed: retried when `retry` allows, else the task fails naming the timeout.
+   */
+  readonly timeoutMs?: number;
+  /**
    * What a caller whose client cannot receive a task (no `tasks` capability on 2025-11-25, no
    * tasks extension on 2026-07-28) gets when it calls this tool:
    * - `'auto'` (the default for `optional` tools): the task starts; if it ends within the grace
@@ -50,4 +65,18 @@ export interface NeedsInputOptions {
    * once the task runs.
    */
   readonly upfront?: boolean;
+}
+
+/** `@Task({ retry })`: how often, and how soon, the method runs again after a failed attempt. */
+export interface TaskRetryOptions {
+  /** Runs in all, the first one included (default 3; 1 means no retry). */
+  readonly attempts?: number;
+  /** `'exponential'` (default): the wait doubles after each failure; `'fixed'`: always `delayMs`. */
+  readonly backoff?: 'exponential' | 'fixed';
+  /** The wait before the second attempt, in ms (default 1000). */
+  readonly delayMs?: number;
+  /** The longest wait between two attempts, in ms (default 60 000). */
+  readonly maxDelayMs?: number;
+  /** Spread each wait at random over its upper half (default false). */
+  readonly jitter?: boolean;
 }

@@ -1,3 +1,5 @@
+import { retryMessage } from './attempts.js';
+
 /**
  * Engine errors are data: a stable `code` the protocol adapters map to JSON-RPC, and a message
  * that names the task and the rule.
@@ -64,4 +66,30 @@ export class TaskPaused extends Error {
  */
 export function isTaskPaused(error: unknown): error is TaskPaused {
   return error instanceof TaskPaused;
+}
+
+/**
+ * Thrown by `TaskExecutor.execute` when an attempt failed and its tool's retry policy allows
+ * another: the runtime leaves the task `working` with `message` as its status, frees the run's
+ * slot, and runs it again (attempt `next`) after `delayMs`, with `ExecutionControl.attempt` set
+ * to `next` and the steps stored so far. Not a failure of the task.
+ */
+export class AttemptFailed extends Error {
+  override readonly name = 'AttemptFailed';
+  constructor(
+    /** The attempt that runs next (1-based). */
+    readonly next: number,
+    /** Attempts in all, the first one included. */
+    readonly attempts: number,
+    readonly delayMs: number,
+    /** Why the attempt failed: the thrown message, or the timeout. */
+    readonly reason: string,
+  ) {
+    super(retryMessage(next, attempts, delayMs, reason));
+  }
+}
+
+/** Whether `error` is the executor's `AttemptFailed` verdict. */
+export function isAttemptFailed(error: unknown): error is AttemptFailed {
+  return error instanceof AttemptFailed;
 }

@@ -83,7 +83,26 @@ export type LifecycleEvent =
   | { readonly type: 'expired'; readonly task: TaskFacts }
   /** The run ended because the process stopped or the task was cancelled while it ran. */
   | { readonly type: 'aborted'; readonly task: TaskFacts; readonly reason: string }
-  | { readonly type: 'output_invalid'; readonly task: TaskFacts; readonly detail: string };
+  | { readonly type: 'output_invalid'; readonly task: TaskFacts; readonly detail: string }
+  /** An attempt failed and the tool's retry policy runs the method again after `delayMs`. */
+  | {
+      readonly type: 'retry_scheduled';
+      readonly task: TaskFacts;
+      /** The attempt that failed (1-based). */
+      readonly attempt: number;
+      readonly attempts: number;
+      readonly delayMs: number;
+      /** Why it failed: the thrown message or the timeout, never the arguments. */
+      readonly reason: string;
+    }
+  /** An attempt reached the tool's `timeoutMs`: its signal is aborted, and it is abandoned after a grace. */
+  | {
+      readonly type: 'timed_out';
+      readonly task: TaskFacts;
+      readonly attempt: number;
+      readonly attempts: number;
+      readonly timeoutMs: number;
+    };
 
 export type LifecycleType = LifecycleEvent['type'];
 

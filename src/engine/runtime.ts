@@ -150,6 +150,12 @@ export interface ExecutionControl {
   /** Aborted on cancel or shutdown. */
   readonly signal: AbortSignal;
   readonly placement?: RunPlacement;
+  /**
+   * Which attempt of the method this run is (1-based; 1 when absent). A runtime passes the
+   * `next` of the `AttemptFailed` that scheduled it; a replay after a pause or a lost worker
+   * keeps the number.
+   */
+  readonly attempt?: number;
   report(update: ProgressUpdate): void;
   /**
    * The answer to the question `key`: at once when it was given before (a resumed run), else
@@ -163,6 +169,10 @@ export interface ExecutionControl {
 
 /** Runs one task's work; provided by the tool layer so runtimes never see user code. */
 export interface TaskExecutor {
+  /**
+   * Runs one attempt of the task's work. A failed attempt that its tool's retry policy allows
+   * to run again throws `AttemptFailed` (see there); every other end is an outcome.
+   */
   execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome>;
   /** Per-tool limit on concurrent runs in one process, if the tool declares one. */
   concurrencyOf?(tool: string): number | undefined;

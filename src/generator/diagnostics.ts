@@ -41,6 +41,8 @@ export const DiagnosticCode = {
   InvalidToolName: 'MTG3003',
   DuplicateToolName: 'MTG3004',
   InvalidQuestion: 'MTG3005',
+  /** A retry policy or timeout that cannot work (`attempts: 0`, a negative delay, an unknown backoff). */
+  InvalidPolicy: 'MTG3006',
   ProjectLoadFailed: 'MTG9001',
 } as const;
 

@@ -39,6 +39,10 @@ export interface ToolIR {
   readonly ttlMs?: number | null;
   readonly pollIntervalMs?: number;
   readonly concurrency?: number;
+  /** `@Task({ retry })`, as written (checked; the runtime fills in the defaults). */
+  readonly retry?: RetryIR;
+  /** `@Task({ timeoutMs })`: the longest one attempt may run. */
+  readonly timeoutMs?: number;
   /** `@Task({ unawareClients })`: what callers without tasks get from the tool. */
   readonly unawareClients?: 'auto' | 'handle' | 'inline';
   readonly target: TargetIR;
@@ -51,6 +55,15 @@ export interface ToolIR {
   readonly output: OutputIR;
   /** In declaration order (top to bottom on the method). */
   readonly questions: readonly QuestionIR[];
+}
+
+/** A `@Task({ retry })` literal, every field optional. */
+export interface RetryIR {
+  readonly attempts?: number;
+  readonly backoff?: 'exponential' | 'fixed';
+  readonly delayMs?: number;
+  readonly maxDelayMs?: number;
+  readonly jitter?: boolean;
 }
 
 export interface TargetIR {

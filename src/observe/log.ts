@@ -196,6 +196,23 @@ function describe(event: LifecycleEvent): {
       return { level: 'info', message: 'task run stopped', data: { reason: event.reason } };
     case 'output_invalid':
       return { level: 'error', message: 'task output does not match its schema', data: { detail: event.detail } };
+    case 'retry_scheduled':
+      return {
+        level: 'warn',
+        message: `task attempt ${event.attempt} of ${event.attempts} failed; retrying`,
+        data: { attempt: event.attempt, attempts: event.attempts, delayMs: event.delayMs, reason: event.reason },
+      };
+    case 'timed_out':
+      return {
+        level: 'warn',
+        message: `task attempt ${event.attempt} of ${event.attempts} timed out`,
+        data: {
+          attempt: event.attempt,
+          attempts: event.attempts,
+          timeoutMs: event.timeoutMs,
+          reason: `timed out after ${event.timeoutMs} ms`,
+        },
+      };
   }
 }
 

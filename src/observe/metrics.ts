@@ -50,6 +50,8 @@ export class TaskMetrics implements TaskObserver {
   private readonly cancelled: Counter<'tool'>;
   private readonly expired: Counter<'tool'>;
   private readonly outputInvalid: Counter<'tool'>;
+  private readonly retries: Counter<'tool'>;
+  private readonly timeouts: Counter<'tool'>;
   private readonly duration: Histogram<'tool' | 'outcome'>;
   private readonly queueWait: Histogram<'tool'>;
   private readonly httpRequests: Counter<'method' | 'status'>;
@@ -76,6 +78,14 @@ export class TaskMetrics implements TaskObserver {
       'Results that did not match the tool’s declared output type, by tool.',
       ['tool'],
     );
+    this.retries = counter(
+      'mcp_task_retries_total',
+      'Failed attempts that the tool’s retry policy runs again, by tool.',
+      ['tool'],
+    );
+    this.timeouts = counter('mcp_task_timeouts_total', 'Attempts that reached the tool’s timeoutMs, by tool.', [
+      'tool',
+    ]);
     this.duration = new Histogram({
       name: 'mcp_task_duration_seconds',
       help: 'From task creation to the end of its work, by tool and outcome.',
@@ -231,6 +241,12 @@ export class TaskMetrics implements TaskObserver {
         return;
       case 'output_invalid':
         this.outputInvalid.inc({ tool });
+        return;
+      case 'retry_scheduled':
+        this.retries.inc({ tool });
+        return;
+      case 'timed_out':
+        this.timeouts.inc({ tool });
         return;
       default:
         return;

@@ -28,8 +28,17 @@
 export interface TaskContext<Questions extends object = QuestionMap> {
   /** The task's id, or `undefined` when the tool was called without a task and runs inline. */
   readonly taskId: string | undefined;
-  /** Aborted when the client cancels the task (or the inline call), or the server shuts down. */
+  /**
+   * Aborted when the client cancels the task (or the inline call), the server shuts down, or
+   * the attempt reaches the tool's `timeoutMs` (then its reason says "timed out after 30 s").
+   */
   readonly signal: AbortSignal;
+  /**
+   * Which attempt of the method this run is, from 1: it grows when the tool's `retry` policy
+   * runs the method again after a failure; a run replayed after a question or a lost worker
+   * keeps the number. Always 1 for a call without a task.
+   */
+  readonly attempt: number;
   /**
    * Reports progress. The message becomes the task's `statusMessage`; numbers, when given,
    * are forwarded as progress notifications where the dialect supports them.

@@ -4,6 +4,7 @@
  * behaviour lives in the runtime.
  */
 import type { z } from 'zod';
+import type { RetryOptions } from '../engine/attempts.js';
 import type { TaskContext } from './context.js';
 
 /** A JSON Schema (draft 2020-12) object, as emitted by the generator. */
@@ -66,6 +67,10 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   readonly ttlMs?: number | null;
   readonly pollIntervalMs?: number;
   readonly concurrency?: number;
+  /** `@Task({ retry })`: how often the method runs again after it throws (see `TaskOptions.retry`). */
+  readonly retry?: RetryOptions;
+  /** `@Task({ timeoutMs })`: the longest one attempt may run (see `TaskOptions.timeoutMs`). */
+  readonly timeoutMs?: number;
   /**
    * Client capabilities the tool cannot run without. A call from a client that did not declare
    * each of them is refused before anything runs (`-32021`, naming the missing ones), since a

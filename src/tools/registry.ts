@@ -4,7 +4,14 @@
  * so every runtime and every dialect behaves the same.
  */
 import { getMethodMark } from '../decorators/marks.js';
-import { isTaskPaused } from '../engine/errors.js';
+import {
+  AttemptTimeoutError,
+  resolveRetryPolicy,
+  retryDelayMs,
+  retryPolicyProblems,
+  TIMEOUT_GRACE_MS,
+} from '../engine/attempts.js';
+import { AttemptFailed, isTaskPaused } from '../engine/errors.js';
 import {
   factsOf,
   type LifecycleEvent,
@@ -26,7 +33,7 @@ import {
   type TaskManifest,
   type TaskToolDefinition,
 } from './definition.js';
-import { ManifestError } from './errors.js';
+import { ManifestError, NonRetryableError } from './errors.js';
 import { errorResult, toCallToolResult } from './result.js';
 
 export interface ToolRegistryOptions {
@@ -41,6 +48,12 @@ export interface ToolRegistryOptions {
   readonly maxResultBytes?: number;
   /** Told when runs start, ask, progress and end (lifecycle logs and metrics). */
   readonly observer?: TaskObserver;
+  /**
+   * How long a method that ignores its aborted signal after its `timeoutMs` keeps its attempt
+   * before the attempt is abandoned (default `TIMEOUT_GRACE_MS`, 2 s): the slot is freed, and
+   * what the method returns later is discarded.
+   */
+  readonly timeoutGraceMs?: number;
 }
 
 export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
@@ -79,6 +92,8 @@ export type LogLineLevel = 'debug' | 'info' | 'warn' | 'error';
 interface RunControl {
   readonly taskId: string | undefined;
   readonly signal: AbortSignal;
+  /** The attempt number `ctx.attempt` shows (1 when absent). */
+  readonly attempt?: number;
   progress(update: string | TaskProgress): void;
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
@@ -94,9 +109,11 @@ export class ToolRegistry implements TaskExecutor {
   private readonly logger: Logger;
   private readonly maxResultBytes: number;
   private observer: TaskObserver;
+  private readonly timeoutGraceMs: number;
 
   constructor(options: ToolRegistryOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.timeoutGraceMs = options.timeoutGraceMs ?? TIMEOUT_GRACE_MS;
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.observer = options.observer ?? noObserver;
     if (options.manifest.formatVersion !== MANIFEST_FORMAT_VERSION) {
@@ -106,6 +123,7 @@ export class ToolRegistry implements TaskExecutor {
     }
     for (const tool of options.manifest.tools) {
       assertStillMarked(tool);
+      assertValidPolicy(tool);
       if (this.tools.has(tool.name)) throw new ManifestError(`Two tools are named '${tool.name}'`);
       this.tools.set(tool.name, tool);
       const instance = options.instances.find((candidate) => candidate instanceof tool.target.class);
@@ -172,37 +190,72 @@ export class ToolRegistry implements TaskExecutor {
       },
       async () => {
         const tool = this.tools.get(record.tool);
+        const attempt = control.attempt ?? 1;
+        const policy = tool?.retry ? resolveRetryPolicy(tool.retry) : undefined;
+        const attempts = policy?.attempts ?? 1;
+        const limit = new AttemptLimit(control.signal, tool?.timeoutMs, this.timeoutGraceMs, (timeoutMs) =>
+          this.observer.observe({ type: 'timed_out', task, attempt, attempts, timeoutMs }),
+        );
         let thrown: unknown;
         let outcome: TaskOutcome;
         try {
-          outcome = tool
-            ? await this.run(tool, record.args, {
+          const running = tool
+            ? this.run(tool, record.args, {
                 taskId: record.taskId,
-                signal: control.signal,
+                signal: limit.signal,
+                attempt,
                 progress: (update) => {
+                  // An abandoned attempt must not overwrite what the next one (or the retry note) says.
+                  if (limit.abandoned) return;
                   const report = typeof update === 'string' ? { message: update } : update;
                   this.observer.observe({ type: 'progress', task, ...report });
                   control.report(report);
                 },
-                ask: (key, pending) => {
+                ask: async (key, pending) => {
+                  limit.throwIfAbandoned();
                   this.observer.observe({ type: 'input_requested', task, key });
-                  return inSpan(`task input ${key}`, { attributes: { 'mcp.task.input.key': key } }, () =>
-                    control.ask(key, pending),
-                  );
+                  // The wait for a person does not count against the attempt's timeout.
+                  limit.pause();
+                  try {
+                    return await inSpan(`task input ${key}`, { attributes: { 'mcp.task.input.key': key } }, () =>
+                      control.ask(key, pending),
+                    );
+                  } finally {
+                    limit.resume();
+                  }
                 },
-                step: (name, work) => inSpan(`task step ${name}`, {}, () => control.step(name, work)),
+                step: (name, work) => {
+                  limit.throwIfAbandoned();
+                  return inSpan(`task step ${name}`, {}, () => control.step(name, work));
+                },
                 onThrown: (error) => {
                   thrown = error;
                 },
                 onOutputMismatch: (detail) => this.observer.observe({ type: 'output_invalid', task, detail }),
               })
-            : {
+            : Promise.resolve<TaskOutcome>({
                 kind: 'error',
                 error: { code: JsonRpcErrorCode.InvalidParams, message: `Unknown tool: ${record.tool}` },
-              };
+              });
+          outcome = await limit.race(running);
         } catch (error) {
           if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
           throw error;
+        } finally {
+          limit.dispose();
+        }
+        // A cancel or a shutdown is not the method failing: the runtime deals with those.
+        const failure = control.signal.aborted ? undefined : attemptFailure(limit.timedOut, thrown);
+        if (failure !== undefined) {
+          if (policy && attempt < policy.attempts) {
+            const delayMs = retryDelayMs(policy, attempt);
+            this.observer.observe({ type: 'retry_scheduled', task, attempt, attempts, delayMs, reason: failure });
+            throw new AttemptFailed(attempt + 1, policy.attempts, delayMs, failure);
+          }
+          if (limit.timedOut) {
+            const of = attempts > 1 ? ` (attempt ${attempt} of ${attempts})` : '';
+            outcome = internal(`${record.tool} ${failure}${of}`);
+          }
         }
         outcome = this.bounded(record.tool, outcome);
         this.observeEnd(record, task, startedAt, outcome, control.signal, thrown);
@@ -299,6 +352,7 @@ export class ToolRegistry implements TaskExecutor {
     const ctx: TaskContext = {
       taskId,
       signal,
+      attempt: control.attempt ?? 1,
       progress,
       log: control.onLog ? teeLogger(log, control.onLog, tool.name) : log,
       input: questionAsker(tool, control),
@@ -325,6 +379,114 @@ export class ToolRegistry implements TaskExecutor {
       return { kind: 'result', result, isError: true };
     }
   }
+}
+
+/**
+ * Why an attempt failed in a way another attempt may fix, or `undefined`: it timed out, or the
+ * method threw anything but a `NonRetryableError`.
+ */
+function attemptFailure(timedOut: AttemptTimeoutError | undefined, thrown: unknown): string | undefined {
+  if (timedOut) return timedOut.message;
+  if (thrown === undefined || thrown instanceof NonRetryableError) return undefined;
+  return (thrown instanceof Error ? thrown.message : String(thrown)) || 'the method failed';
+}
+
+/**
+ * One attempt's time limit: its signal follows the run's (cancel, shutdown) and also aborts at
+ * `timeoutMs` with an `AttemptTimeoutError`; `race` gives up on a method still running
+ * `graceMs` after that, so its slot is freed. The clock stops while the method waits for an
+ * answer (`pause`/`resume`): a person's thinking time is not the attempt's. Without `timeoutMs`
+ * it only forwards the signal.
+ */
+class AttemptLimit {
+  private readonly controller = new AbortController();
+  private readonly forward: () => void;
+  private limitTimer: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private giveUp: (() => void) | undefined;
+  /** Time left on the clock, and since when it runs (undefined: stopped). */
+  private remainingMs: number;
+  private runningSince: number | undefined;
+  private pauses = 0;
+  timedOut: AttemptTimeoutError | undefined;
+  abandoned = false;
+
+  constructor(
+    private readonly outer: AbortSignal,
+    private readonly timeoutMs: number | undefined,
+    private readonly graceMs: number,
+    private readonly onTimeout: (timeoutMs: number) => void,
+  ) {
+    this.remainingMs = timeoutMs ?? Number.POSITIVE_INFINITY;
+    this.forward = () => this.controller.abort(outer.reason);
+    if (outer.aborted) this.forward();
+    else outer.addEventListener('abort', this.forward, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** What `running` resolves with, unless the attempt times out and outlives its grace: then it is abandoned. */
+  race(running: Promise<TaskOutcome>): Promise<TaskOutcome> {
+    if (this.timeoutMs === undefined) return running;
+    const abandoned = new Promise<TaskOutcome>((resolve) => {
+      this.giveUp = () => {
+        this.abandoned = true;
+        // Whatever it returns or throws from now on goes nowhere.
+        running.catch(() => {});
+        resolve({ kind: 'error', error: { code: JsonRpcErrorCode.InternalError, message: 'abandoned' } });
+      };
+    });
+    if (this.pauses === 0) this.start();
+    return Promise.race([running, abandoned]);
+  }
+
+  /** Stops the clock while the method waits for an answer (calls nest). */
+  pause(): void {
+    this.pauses++;
+    if (this.pauses > 1 || this.runningSince === undefined || this.timedOut) return;
+    clearTimeout(this.limitTimer);
+    this.remainingMs -= Date.now() - this.runningSince;
+    this.runningSince = undefined;
+  }
+
+  resume(): void {
+    this.pauses = Math.max(0, this.pauses - 1);
+    if (this.pauses === 0 && this.giveUp && !this.timedOut) this.start();
+  }
+
+  private start(): void {
+    const timeoutMs = this.timeoutMs;
+    if (timeoutMs === undefined) return;
+    this.runningSince = Date.now();
+    this.limitTimer = setTimeout(
+      () => {
+        this.timedOut = new AttemptTimeoutError(timeoutMs);
+        this.onTimeout(timeoutMs);
+        this.controller.abort(this.timedOut);
+        this.graceTimer = setTimeout(() => this.giveUp?.(), this.graceMs);
+      },
+      Math.max(0, this.remainingMs),
+    );
+  }
+
+  throwIfAbandoned(): void {
+    if (this.abandoned) throw this.controller.signal.reason;
+  }
+
+  dispose(): void {
+    clearTimeout(this.limitTimer);
+    clearTimeout(this.graceTimer);
+    this.outer.removeEventListener('abort', this.forward);
+  }
+}
+
+/** Refuses a hand-written manifest entry whose retry policy or timeout cannot work. */
+function assertValidPolicy(tool: TaskToolDefinition): void {
+  const problems = retryPolicyProblems(tool.retry, tool.timeoutMs);
+  if (problems.length === 0) return;
+  throw new ManifestError(`${tool.name} (${tool.source}): ${problems.join('; ')}`);
 }
 
 /** A logger that writes to `log` and tells `listener` of each line. */

@@ -12,6 +12,7 @@ export interface ChildReport {
   readonly event: string;
   readonly taskId?: string;
   readonly reason?: string;
+  readonly attempt?: number;
 }
 
 export class ChildWorker {

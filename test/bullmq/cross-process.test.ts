@@ -3,6 +3,8 @@
  * from here, its record changes reaching listeners here, a graceful SIGTERM, and jobs of
  * SIGKILLed workers recovered by others until the task fails as "worker lost".
  */
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import type { TaskEvent, TaskExecutor } from '../../src/engine/runtime.js';
 import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
@@ -182,5 +184,40 @@ describeWithRedis('bullmq runtime across processes', () => {
     await startedIn(rescuer);
     expect(Date.now() - killedAt).toBeLessThan(15_000);
     rescuer.kill('SIGKILL');
+  }, 40_000);
+  it('loses nothing when the worker is SIGKILLed during a retry back-off: another worker runs the next attempt once, after the step', async () => {
+    const first = startChild({ RETRY_DELAY_MS: 1500 });
+    const runtime = startRuntime();
+    await first.ready();
+    const task = await runtime.create(newRecord({ script: 'fail-once' }));
+    await first.waitFor((report) => report.event === 'started' && report.taskId === task.taskId);
+    const waiting = await waitForRecord(
+      runtime,
+      task.taskId,
+      (record) => record.statusMessage?.startsWith('attempt 2') ?? false,
+    );
+    expect(waiting.status).toBe('working');
+    expect(waiting.statusMessage).toBe('attempt 2 of 3 in 1.5 s: ECONNRESET');
+    // The back-off holds no job in that worker (it waits in the delayed set): killing it loses nothing.
+    const redis = new Redis(REDIS_URL);
+    closers.push(async () => redis.disconnect());
+    const queue = new Queue(runtime.names.shards[0]?.queue as string, {
+      connection: redis,
+      prefix: runtime.names.prefix,
+    });
+    closers.push(() => queue.close());
+    await vi.waitFor(async () => expect(await queue.getJobState(task.taskId)).toBe('delayed'), { timeout: 5000 });
+    first.kill('SIGKILL');
+    await first.exited;
+    expect((await runtime.get(task.taskId))?.status).toBe('working');
+    const second = startChild();
+    await second.ready();
+    const done = await waitForRecord(runtime, task.taskId, (record) => record.status !== 'working', 15_000);
+    expect(done.status).toBe('completed');
+    expect(done.outcome).toMatchObject({ result: { content: [{ type: 'text', text: 'attempt 2, effect 1' }] } });
+    const rerun = await second.waitFor((report) => report.event === 'started' && report.taskId === task.taskId);
+    expect(rerun.attempt).toBe(2);
+    // The step ran once over both attempts and both processes.
+    expect(await redis.get(`${prefix}:effects:${task.taskId}`)).toBe('1');
   }, 40_000);
 });

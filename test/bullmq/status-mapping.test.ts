@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { finalFailureOutcome, retryChange } from '../../src/runtime/bullmq/status-mapping.js';
+import { TaskTimelines } from '../../src/dashboard/timeline.js';
+import type { TaskRecord } from '../../src/engine/task.js';
+import {
+  finalFailureOutcome,
+  isRuntimeNote,
+  retryChange,
+  startedChange,
+} from '../../src/runtime/bullmq/status-mapping.js';
 
 describe('BullMQ job state → task status wording', () => {
   it('describes a retry back-off with the delay and the coming attempt', () => {
@@ -18,5 +25,30 @@ describe('BullMQ job state → task status wording', () => {
       kind: 'error',
       error: { code: -32603, message: 'connection reset' },
     });
+  });
+
+  it('treats the wait for a method retry as its own note: the next attempt clears it for its progress', () => {
+    expect(isRuntimeNote('attempt 2 of 5 in 4 s: ECONNRESET')).toBe(true);
+    expect(isRuntimeNote('attempt the upload')).toBe(false);
+    const waiting = { status: 'working', statusMessage: 'attempt 2 of 5 in 4 s: ECONNRESET' } as TaskRecord;
+    expect(startedChange(waiting)).toEqual({ status: 'working', statusMessage: null });
+  });
+
+  it('shows each retry on the dashboard timeline', () => {
+    const timelines = new TaskTimelines();
+    const base = {
+      taskId: 't-1',
+      owner: 'alice',
+      tool: 'fetch',
+      args: {},
+      status: 'working',
+      createdAt: 1,
+      ttlMs: 60_000,
+      pollIntervalMs: 1000,
+    } as const;
+    timelines.record({ ...base, lastUpdatedAt: 1 });
+    timelines.record({ ...base, lastUpdatedAt: 2, statusMessage: 'attempt 2 of 3 in 1 s: timed out after 30 s' });
+    const entries = timelines.of({ ...base, lastUpdatedAt: 2 });
+    expect(entries.map((entry) => entry.text)).toContain('attempt 2 of 3 in 1 s: timed out after 30 s');
   });
 });

@@ -11,6 +11,7 @@ import type { AnswerCheck } from '../../src/engine/inputs.js';
 import type { TaskPolicy } from '../../src/engine/policy.js';
 import type { ExecutionControl, TaskEvent, TaskExecutor, TaskRuntime } from '../../src/engine/runtime.js';
 import type { PendingInput, TaskOutcome, TaskRecord } from '../../src/engine/task.js';
+import { POLICY_GRACE_MS, POLICY_TIMEOUT_MS, PolicyMethods, policyRegistry } from './policy-tools.js';
 
 export interface RuntimeUnderTest {
   readonly runtime: TaskRuntime;
@@ -153,6 +154,110 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
     afterEach(async () => {
       await current?.dispose();
       current = undefined;
+    });
+
+    /** The engine over the runtime with the policy tools of `policy-tools.ts` as its executor. */
+    async function setUpPolicies(concurrency = 8): Promise<{ engine: TaskEngine; methods: PolicyMethods }> {
+      const methods = new PolicyMethods();
+      current = await factory(policyRegistry(methods), { concurrency });
+      return { engine: new TaskEngine({ runtime: current.runtime, pageSize: 2 }), methods };
+    }
+
+    describe('retries and timeouts', () => {
+      it('retries a method that fails twice: it completes on attempt 3, its first step ran once', async () => {
+        const { engine, methods } = await setUpPolicies();
+        const created = await engine.create(ALICE, { tool: 'flaky', args: { failures: 2 } });
+        // While the retry waits the task is working and says what comes next, when and why.
+        const waiting = await engine.waitFor(
+          ALICE,
+          created.taskId,
+          (r) => r.statusMessage?.startsWith('attempt 2') ?? false,
+        );
+        expect(waiting.status).toBe('working');
+        expect(waiting.statusMessage).toBe('attempt 2 of 3 in 400 ms: ECONNRESET 1');
+        const done = await engine.waitForTerminal(ALICE, created.taskId);
+        expect(done.status).toBe('completed');
+        expect(done.outcome).toMatchObject({
+          kind: 'result',
+          isError: false,
+          result: { content: [{ type: 'text', text: JSON.stringify({ attempt: 3, stamp: 'stamped-1' }) }] },
+        });
+        expect(methods.attempts.get(created.taskId)).toEqual([1, 2, 3]);
+        expect(methods.firstStepRuns.get(created.taskId)).toBe(1);
+      });
+
+      it('fails the task once the attempts are spent, with the last error', async () => {
+        const { engine, methods } = await setUpPolicies();
+        const created = await engine.create(ALICE, { tool: 'flaky', args: { failures: 5 } });
+        const done = await engine.waitForTerminal(ALICE, created.taskId);
+        expect(done.outcome).toMatchObject({ kind: 'result', isError: true });
+        expect(done.statusMessage).toBe('ECONNRESET 3');
+        expect(methods.attempts.get(created.taskId)).toEqual([1, 2, 3]);
+      });
+
+      it('ends the task at once on a NonRetryableError', async () => {
+        const { engine, methods } = await setUpPolicies();
+        const created = await engine.create(ALICE, { tool: 'refuses', args: {} });
+        const done = await engine.waitForTerminal(ALICE, created.taskId);
+        expect(done.outcome).toMatchObject({ kind: 'result', isError: true });
+        expect(done.statusMessage).toBe('no such repository');
+        expect(methods.attempts.get(created.taskId)).toEqual([1]);
+      });
+
+      it('holds no slot during a back-off: another task runs meanwhile', async () => {
+        const { engine } = await setUpPolicies(1);
+        const flaky = await engine.create(ALICE, { tool: 'flaky', args: { failures: 1 } });
+        await engine.waitFor(ALICE, flaky.taskId, (r) => r.statusMessage?.startsWith('attempt 2') ?? false);
+        const quick = await engine.create(BOB, { tool: 'quick', args: {} });
+        expect((await engine.waitForTerminal(BOB, quick.taskId)).status).toBe('completed');
+        // The quick task ended while the flaky one still waited for its second attempt.
+        expect((await engine.get(ALICE, flaky.taskId)).outcome).toBeUndefined();
+        expect((await engine.waitForTerminal(ALICE, flaky.taskId)).status).toBe('completed');
+      });
+
+      it('cancels a task during its back-off: it never runs again', async () => {
+        const { engine, methods } = await setUpPolicies();
+        const created = await engine.create(ALICE, { tool: 'flaky', args: { failures: 1 } });
+        await engine.waitFor(ALICE, created.taskId, (r) => r.statusMessage?.startsWith('attempt 2') ?? false);
+        expect((await engine.cancel(ALICE, created.taskId)).status).toBe('cancelled');
+        await sleep(600);
+        expect((await engine.get(ALICE, created.taskId)).status).toBe('cancelled');
+        expect(methods.attempts.get(created.taskId)).toEqual([1]);
+      });
+
+      it('abandons an attempt that ignores its timeout: the slot frees, the retry completes, the late return is discarded', async () => {
+        const { engine, methods } = await setUpPolicies(1);
+        const started = Date.now();
+        const created = await engine.create(ALICE, { tool: 'hangs_once', args: { hangOn: [1] } });
+        // Another task gets the only slot while attempt 1 still hangs.
+        const quick = await engine.create(BOB, { tool: 'quick', args: {} });
+        expect((await engine.waitForTerminal(BOB, quick.taskId)).status).toBe('completed');
+        const done = await engine.waitForTerminal(ALICE, created.taskId);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(POLICY_TIMEOUT_MS + POLICY_GRACE_MS);
+        expect(done.status).toBe('completed');
+        const second = { content: [{ type: 'text', text: JSON.stringify({ attempt: 2 }) }] };
+        expect(done.outcome).toMatchObject({ kind: 'result', isError: false, result: second });
+        expect(methods.attempts.get(created.taskId)).toEqual([1, 2]);
+        // Attempt 1 returns at last: nothing changes.
+        methods.release(created.taskId, 1);
+        await sleep(100);
+        expect((await engine.get(ALICE, created.taskId)).outcome).toMatchObject({ result: second });
+      });
+
+      it('fails a task whose only attempt times out, naming the timeout', async () => {
+        const { engine, methods } = await setUpPolicies(1);
+        const created = await engine.create(ALICE, { tool: 'hangs_always', args: { hangOn: [1] } });
+        const done = await engine.waitForTerminal(ALICE, created.taskId);
+        expect(done.status).toBe('failed');
+        expect(done.outcome).toMatchObject({
+          kind: 'error',
+          error: { message: 'hangs_always timed out after 300 ms' },
+        });
+        // The slot is free again.
+        const quick = await engine.create(ALICE, { tool: 'quick', args: {} });
+        expect((await engine.waitForTerminal(ALICE, quick.taskId)).status).toBe('completed');
+        methods.release(created.taskId, 1);
+      });
     });
 
     it('finds a task right after create returns (durable create)', async () => {

@@ -215,6 +215,8 @@ function toolEntry(tool: ToolIR, { ir, names }: EmitInputs): Code {
   if (tool.ttlMs !== undefined) entries.push(['ttlMs', value(tool.ttlMs)]);
   if (tool.pollIntervalMs !== undefined) entries.push(['pollIntervalMs', value(tool.pollIntervalMs)]);
   if (tool.concurrency !== undefined) entries.push(['concurrency', value(tool.concurrency)]);
+  if (tool.retry !== undefined) entries.push(['retry', value({ ...tool.retry })]);
+  if (tool.timeoutMs !== undefined) entries.push(['timeoutMs', value(tool.timeoutMs)]);
   if (tool.unawareClients !== undefined) entries.push(['unawareClients', value(tool.unawareClients)]);
   entries.push(['inputSchema', value(toolInputSchema(tool, ir))]);
   if (outputSchema) entries.push(['outputSchema', value(outputSchema)]);

@@ -22,6 +22,7 @@ import type {
   PropertyIR,
   QuestionIR,
   RefTypeIR,
+  RetryIR,
   TaskSupportIR,
   ToolIR,
   TypeIR,
@@ -51,7 +52,15 @@ export interface ReadTool {
 /** MCP tool names: 1–128 characters of letters, digits, `_`, `-` and `.`. */
 const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
-type OptionKind = 'string' | 'taskSupport' | 'ttl' | 'duration' | 'positiveInteger' | 'unawareClients';
+type OptionKind =
+  | 'string'
+  | 'taskSupport'
+  | 'ttl'
+  | 'duration'
+  | 'positiveInteger'
+  | 'unawareClients'
+  | 'retry'
+  | 'timeout';
 
 const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   name: 'string',
@@ -62,6 +71,8 @@ const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   pollIntervalMs: 'duration',
   concurrency: 'positiveInteger',
   unawareClients: 'unawareClients',
+  retry: 'retry',
+  timeoutMs: 'timeout',
 };
 
 const TOOL_OPTIONS: Readonly<Record<string, OptionKind>> = { name: 'string', title: 'string', description: 'string' };
@@ -129,6 +140,8 @@ export class MethodReader {
       ...('ttlMs' in options.values ? { ttlMs: options.values.ttlMs as number | null } : {}),
       ...(typeof options.values.pollIntervalMs === 'number' ? { pollIntervalMs: options.values.pollIntervalMs } : {}),
       ...(typeof options.values.concurrency === 'number' ? { concurrency: options.values.concurrency } : {}),
+      ...(options.values.retry !== undefined ? { retry: options.values.retry as RetryIR } : {}),
+      ...(typeof options.values.timeoutMs === 'number' ? { timeoutMs: options.values.timeoutMs } : {}),
       ...(typeof options.values.unawareClients === 'string'
         ? { unawareClients: options.values.unawareClients as ToolIR['unawareClients'] }
         : {}),
@@ -284,6 +297,21 @@ export class MethodReader {
         );
         valid = false;
         continue;
+      }
+      if (kind === 'retry' || kind === 'timeout') {
+        const problems = kind === 'retry' ? retryProblems(evaluated.value) : timeoutProblems(evaluated.value);
+        for (const { field, message } of problems) {
+          this.sink.error(
+            DiagnosticCode.InvalidPolicy,
+            (field && nestedInitializer(initializer, field)) || initializer,
+            `${decoratorName} option '${key}': ${message}`,
+            'See the Policies page of the docs for each option and its default.',
+          );
+        }
+        if (problems.length > 0) {
+          valid = false;
+          continue;
+        }
       }
       const problem = optionProblem(kind, evaluated.value);
       if (problem) {
@@ -667,8 +695,87 @@ function withoutUndefined(type: Type): Type[] {
   return type.isUnion() ? type.getUnionTypes().filter((member) => !member.isUndefined()) : [type];
 }
 
+interface PolicyProblem {
+  /** The `retry` field it is about, when one. */
+  readonly field?: string;
+  readonly message: string;
+}
+
+const RETRY_FIELDS = ['attempts', 'backoff', 'delayMs', 'maxDelayMs', 'jitter'];
+/** What the runtime uses for a field left out (the same defaults as `DEFAULT_RETRY_POLICY`). */
+const RETRY_DEFAULTS = { delayMs: 1000, maxDelayMs: 60_000 };
+
+/** The problems of a `retry` literal; the registry checks the same rules at start-up. */
+function retryProblems(value: JsonValue): PolicyProblem[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return [{ message: 'must be an object such as { attempts: 5, backoff: "exponential", delayMs: 1000 }' }];
+  }
+  const problems: PolicyProblem[] = [];
+  for (const field of Object.keys(value)) {
+    if (!RETRY_FIELDS.includes(field)) {
+      problems.push({ field, message: `has no field '${field}' (known: ${RETRY_FIELDS.join(', ')})` });
+    }
+  }
+  const { attempts, backoff, delayMs, maxDelayMs, jitter } = value as { readonly [key: string]: JsonValue };
+  if (attempts !== undefined && !(typeof attempts === 'number' && Number.isInteger(attempts) && attempts >= 1)) {
+    problems.push({
+      field: 'attempts',
+      message: `attempts must be a whole number of 1 or more (it counts the first run), got ${JSON.stringify(attempts)}`,
+    });
+  }
+  if (backoff !== undefined && backoff !== 'exponential' && backoff !== 'fixed') {
+    problems.push({
+      field: 'backoff',
+      message: `backoff must be 'exponential' or 'fixed', got ${JSON.stringify(backoff)}`,
+    });
+  }
+  let delaysValid = true;
+  for (const [field, delay] of [
+    ['delayMs', delayMs],
+    ['maxDelayMs', maxDelayMs],
+  ] as const) {
+    if (delay !== undefined && !(typeof delay === 'number' && Number.isFinite(delay) && delay >= 0)) {
+      problems.push({
+        field,
+        message: `${field} must be a number of milliseconds of 0 or more, got ${JSON.stringify(delay)}`,
+      });
+      delaysValid = false;
+    }
+  }
+  const first = typeof delayMs === 'number' ? delayMs : RETRY_DEFAULTS.delayMs;
+  const longest = typeof maxDelayMs === 'number' ? maxDelayMs : RETRY_DEFAULTS.maxDelayMs;
+  if (delaysValid && longest < first) {
+    problems.push({
+      field: maxDelayMs !== undefined ? 'maxDelayMs' : 'delayMs',
+      message: `maxDelayMs (${longest}) must not be below delayMs (${first})`,
+    });
+  }
+  if (jitter !== undefined && typeof jitter !== 'boolean') {
+    problems.push({ field: 'jitter', message: `jitter must be true or false, got ${JSON.stringify(jitter)}` });
+  }
+  return problems;
+}
+
+function timeoutProblems(value: JsonValue): PolicyProblem[] {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? []
+    : [{ message: `must be a positive number of milliseconds, got ${JSON.stringify(value)}` }];
+}
+
+/** The initializer of `field` inside an object literal, to report a problem where it is written. */
+function nestedInitializer(node: Node, field: string): Node | undefined {
+  if (!Node.isObjectLiteralExpression(node)) return undefined;
+  const property = node.getProperty(field);
+  if (!property) return undefined;
+  return Node.isPropertyAssignment(property) ? property.getInitializer() : property;
+}
+
 function optionProblem(kind: OptionKind, value: JsonValue): string | undefined {
   switch (kind) {
+    case 'retry':
+    case 'timeout':
+      // Checked with their own code before (retryProblems, timeoutProblems).
+      return undefined;
     case 'string':
       return typeof value === 'string' ? undefined : 'must be a string';
     case 'taskSupport':

@@ -23,6 +23,8 @@ export interface TaskJobData {
   readonly start?: TaskRecord;
   /** The fair share the task's owner has, as the creating server set it; workers enforce it. */
   readonly share?: JobShare;
+  /** The attempt of the method the job runs next, once one failed and its tool retries it (absent: 1). */
+  readonly attempt?: number;
 }
 
 /**
@@ -53,12 +55,13 @@ export function cancelledJobData(record: Pick<TaskRecord, 'tool'>): string {
 
 /**
  * How often BullMQ runs a job again after an infrastructure failure. A method's own error is
- * its task's outcome and never retried.
+ * its task's outcome, or, when its tool has a `retry` policy, a next attempt the worker
+ * schedules itself (docs/design/bullmq.md §3); neither uses these attempts.
  */
 export interface JobRetryOptions {
   /**
-   * Runs of one job before its task fails. The method's own errors are outcomes and never
-   * retried; attempts cover infrastructure failures (a record write that failed, an executor
+   * Runs of one job before its task fails. The method's own errors are outcomes (or retried by
+   * its tool's policy, outside this budget); attempts cover infrastructure failures (a record write that failed, an executor
    * that threw). Stalls (a lost worker) do not use attempts; see `maxStalledCount`.
    */
   readonly attempts?: number;

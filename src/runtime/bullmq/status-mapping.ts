@@ -6,11 +6,14 @@
  * |--------------------------------|-----------------------------------------|
  * | waiting                        | working, `queued`                       |
  * | delayed by retry back-off      | working, `retrying in 4s (attempt 2 of 3)` |
+ * | delayed before a method retry  | working, `attempt 2 of 5 in 4 s: ECONNRESET` |
  * | active                         | working, the method's latest progress   |
  * | completed                      | the method's outcome                    |
  * | failed after the last attempt  | failed, the error (or "worker lost")    |
  * | cancelled                      | cancelled, the cancel message           |
  */
+
+import { isRetryMessage } from '../../engine/attempts.js';
 import { isQueuedNote } from '../../engine/fair-share.js';
 import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
@@ -53,7 +56,8 @@ export function isRuntimeNote(message: string | undefined): boolean {
     isQueuedNote(message) ||
     message === REQUEUED_AFTER_STALL_MESSAGE ||
     message === REQUEUED_AFTER_SHUTDOWN_MESSAGE ||
-    (message?.startsWith('retrying ') ?? false)
+    (message?.startsWith('retrying ') ?? false) ||
+    isRetryMessage(message)
   );
 }
 

@@ -12,7 +12,7 @@
  *   it is alive by definition, so that failure always reaches the record.
  */
 import type { Job, Worker } from 'bullmq';
-import { TaskPaused } from '../../engine/errors.js';
+import { type AttemptFailed, isAttemptFailed, TaskPaused } from '../../engine/errors.js';
 import { shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
 import { PROCESS_NAME } from '../../engine/lifecycle.js';
@@ -348,14 +348,23 @@ export class TaskWorker {
         // A quick run goes straight from "queued" to its outcome; only a run that lasts gets the
         // note cleared for its progress. That saves a write per task where tasks are short.
         if (isRuntimeNote(started.record.statusMessage)) {
+          // Only the note this run started with: a failed attempt may have written the next one.
+          const note = started.record.statusMessage;
           startedNote = setTimeout(
-            () => this.track(this.store.update(taskId, startedChange).then(remember)),
+            () =>
+              this.track(
+                this.store
+                  .update(taskId, (current) => (current.statusMessage === note ? startedChange(current) : undefined))
+                  .then(remember),
+              ),
             STARTED_NOTE_DELAY_MS,
           );
         }
         const progress = new ProgressWriter(this.store, taskId, this.logger, remember);
-        let outcome: TaskOutcome;
+        let outcome: TaskOutcome | undefined;
+        let retry: AttemptFailed | undefined;
         const record = started.record;
+        const attempt = job.data.attempt ?? 1;
         const control: ExecutionControl = {
           signal: controller.signal,
           placement: {
@@ -363,12 +372,14 @@ export class TaskWorker {
             jobId: taskId,
             // Run before: after a pause for answers, a lost worker or a shutdown hand-back.
             resumed:
+              attempt > 1 ||
               job.attemptsMade > 0 ||
               (job.stalledCounter ?? 0) > 0 ||
               Object.keys(record.inputAnswers ?? {}).length > 0 ||
               Object.keys(record.steps ?? {}).length > 0,
             ...(job.data.trace && { trace: job.data.trace }),
           },
+          attempt,
           report: (update) => progress.report(update),
           ask: (key, pending) => this.ask(taskId, key, pending, run),
           step: (name, work) => this.step(taskId, name, work),
@@ -376,12 +387,19 @@ export class TaskWorker {
         try {
           outcome = await this.executor.execute(started.record, control);
         } catch (error) {
-          // Executors report failures as outcomes; a throw is a bug in the executor itself, or
-          // the pause unwinding the method on purpose (then `run.paused` is set and it parks).
-          outcome = internalErrorOutcome(error);
+          // Executors report failures as outcomes; a throw is a bug in the executor itself, the
+          // pause unwinding the method on purpose (then `run.paused` is set and it parks), or an
+          // attempt the tool's retry policy runs again.
+          if (isAttemptFailed(error)) retry = error;
+          else outcome = internalErrorOutcome(error);
         }
         await progress.flush();
         if (run.shuttingDown) return this.afterAbort(job, token, run);
+        if (retry && !controller.signal.aborted) {
+          clearTimeout(startedNote);
+          return this.retryLater(job, token, retry);
+        }
+        if (!outcome) return;
         // A paused run ends in a park even if the method caught the pause and returned anyway:
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
@@ -532,6 +550,31 @@ export class TaskWorker {
     await this.dropStartSnapshot(job);
     await job.moveToDelayed(this.clock() + SHARE_RECHECK_MS, token);
     if (await this.shares.roomOrLine(share.owner, taskId, share.limit, job.timestamp)) await promoteIfDelayed(job);
+  }
+
+  /**
+   * Runs the job again after the back-off `failed` asks for, as attempt `failed.next`: the note
+   * goes on the record (the task stays `working`), the attempt number into the job data, and
+   * the job into BullMQ's delayed set until then, freeing the slot; any worker takes it when it
+   * is due, so a worker lost meanwhile loses nothing. BullMQ's own attempts stay the budget of
+   * infrastructure failures (docs/design/bullmq.md §3).
+   */
+  private async retryLater(
+    job: Job<TaskJobData, void>,
+    token: string | undefined,
+    failed: AttemptFailed,
+  ): Promise<void> {
+    const taskId = job.id as string;
+    // The attempt number first: a worker lost from here on has its job recovered as the next
+    // attempt (at once rather than after the delay, but nothing repeats a finished attempt).
+    // The next attempt must also read the record (steps), not start from the snapshot.
+    await job.updateData({ ...withoutStart(job.data), attempt: failed.next });
+    const noted = await this.store.update(taskId, (current) =>
+      current.status === 'working' ? { status: 'working', statusMessage: failed.message } : undefined,
+    );
+    // Cancelled (or gone) meanwhile: nothing to retry; the job just completes.
+    if (!noted || isTerminal(noted.record.status)) return;
+    await job.moveToDelayed(Date.now() + failed.delayMs, token);
     // Tells BullMQ the job was moved by us: neither complete nor fail it.
     throw new (bullmqLibrary().DelayedError)();
   }

@@ -4,7 +4,8 @@
  * is durability: tasks end with the process.
  */
 
-import { TaskError } from '../../engine/errors.js';
+import { isRetryMessage } from '../../engine/attempts.js';
+import { isAttemptFailed, TaskError } from '../../engine/errors.js';
 import { isQueuedNote, shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, stepChange } from '../../engine/inputs.js';
 import { factsOf, noObserver, PROCESS_NAME, type TaskObserver } from '../../engine/lifecycle.js';
@@ -82,6 +83,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private readonly shares = new Map<string, number>();
   /** Queued tasks held back by their owner's share right now (told `waiting` once per wait). */
   private readonly heldForShare = new Set<string>();
+  /** The attempt each task runs next, once one failed (absent: the first). */
+  private readonly attempts = new Map<string, number>();
+  /** Back-offs before a task's next attempt: a timer each, no slot held. */
+  private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private closed = false;
 
   constructor(options: MemoryRuntimeOptions) {
@@ -170,6 +175,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const queued = this.queue.indexOf(taskId);
     if (queued >= 0) this.queue.splice(queued, 1);
     this.leaveQueue(taskId);
+    clearTimeout(this.retryTimers.get(taskId));
+    this.retryTimers.delete(taskId);
+    this.attempts.delete(taskId);
     this.running.get(taskId)?.controller.abort(new Error(statusMessage));
     return cancelled;
   }
@@ -203,6 +211,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
     for (const { controller } of this.running.values()) controller.abort(new Error('The server is shutting down'));
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
     this.expiryTimers.clear();
+    for (const timer of this.retryTimers.values()) clearTimeout(timer);
+    this.retryTimers.clear();
   }
 
   private active(): number {
@@ -231,7 +241,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
         continue;
       }
       this.queue.splice(index, 1);
-      this.leaveQueue(taskId);
+      // The share stays with the task until it ends: a retried attempt queues under it again.
+      this.heldForShare.delete(taskId);
       void this.run(record);
     }
   }
@@ -268,14 +279,17 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private async run(queued: TaskRecord): Promise<void> {
     const controller = new AbortController();
     this.running.set(queued.taskId, { controller, tool: queued.tool, owner: queued.owner ?? '' });
-    const record = isQueuedNote(queued.statusMessage)
-      ? this.write(queued, { status: 'working', statusMessage: null })
-      : queued;
+    const record =
+      isQueuedNote(queued.statusMessage) || isRetryMessage(queued.statusMessage)
+        ? this.write(queued, { status: 'working', statusMessage: null })
+        : queued;
+    const attempt = this.attempts.get(record.taskId) ?? 1;
     const trace = this.traces.get(record.taskId);
     this.traces.delete(record.taskId);
     const control: ExecutionControl = {
       signal: controller.signal,
-      placement: { worker: PROCESS_NAME, ...(trace && { trace }) },
+      placement: { worker: PROCESS_NAME, ...(trace && { trace }), ...(attempt > 1 && { resumed: true }) },
+      attempt,
       report: (update) => {
         const current = this.records.get(record.taskId);
         const change = current && progressReportChange(current, update);
@@ -288,15 +302,44 @@ export class MemoryTaskRuntime implements TaskRuntime {
     try {
       outcome = await this.executor.execute(record, control);
     } catch (error) {
+      if (isAttemptFailed(error)) {
+        this.running.delete(record.taskId);
+        this.retryLater(record.taskId, error.next, error.delayMs, error.message);
+        this.drain();
+        return;
+      }
       // Executors report failures as outcomes; a throw here is a bug in the executor itself.
       outcome = internalErrorOutcome(error);
     } finally {
       this.running.delete(record.taskId);
     }
+    this.attempts.delete(record.taskId);
+    this.shares.delete(record.taskId);
     const current = this.records.get(record.taskId);
     // Cancelled (or expired) meanwhile: terminal is sticky, the late outcome is dropped.
     if (current && !isTerminal(current.status)) this.write(current, outcomeChange(outcome));
     this.drain();
+  }
+
+  /**
+   * The task waits `delayMs` for attempt `next`, `working` with `message`, on a timer: its slot
+   * goes to the queue meanwhile, and it queues again (behind the tasks already waiting) when
+   * the timer fires, unless it ended meanwhile.
+   */
+  private retryLater(taskId: string, next: number, delayMs: number, message: string): void {
+    const current = this.records.get(taskId);
+    if (!current || isTerminal(current.status) || this.closed) return;
+    this.write(current, { status: 'working', statusMessage: message });
+    this.attempts.set(taskId, next);
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(taskId);
+      const waiting = this.records.get(taskId);
+      if (!waiting || isTerminal(waiting.status) || this.closed) return;
+      this.queue.push(taskId);
+      this.drain();
+    }, delayMs);
+    timer.unref();
+    this.retryTimers.set(taskId, timer);
   }
 
   /** In process the run simply waits: nothing to free, and an answer resumes it in place. */
@@ -389,6 +432,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
     if (why === 'expired') this.observer.observe({ type: 'expired', task: factsOf(record) });
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);
+    clearTimeout(this.retryTimers.get(taskId));
+    this.retryTimers.delete(taskId);
+    this.attempts.delete(taskId);
     this.running.get(taskId)?.controller.abort(new Error('The task expired'));
     this.endLife(record);
     if (record.owner !== null) {

@@ -4,6 +4,7 @@
  * observers' business (`src/observe/`), so nothing here formats or counts anything.
  */
 import { hostname } from 'node:os';
+import type { TaskStatus } from './task.js';
 
 /** This process, as lifecycle facts name the worker running a task. */
 export const PROCESS_NAME = `${hostname()}:${process.pid}`;
@@ -24,6 +25,8 @@ export interface TaskFacts {
  */
 export type LifecycleEvent =
   | { readonly type: 'created'; readonly task: TaskFacts; readonly ttlMs: number | null }
+  /** A repeated idempotent create got this existing task; nothing new was started. */
+  | { readonly type: 'idempotent_hit'; readonly task: TaskFacts; readonly status: TaskStatus }
   | {
       readonly type: 'started';
       readonly task: TaskFacts;

@@ -18,6 +18,11 @@ export interface TaskPolicy {
    * `null` for no bound. A create over it is refused; nothing already accepted is dropped.
    */
   readonly maxLiveTasksPerOwner: number | null;
+  /**
+   * How long an idempotency key keeps returning the task it created; `null` (the default):
+   * as long as the task is kept (its TTL). Never longer than the task.
+   */
+  readonly idempotencyWindowMs: number | null;
 }
 
 export const DEFAULT_TASK_POLICY: TaskPolicy = {
@@ -27,6 +32,7 @@ export const DEFAULT_TASK_POLICY: TaskPolicy = {
   defaultPollIntervalMs: 1000,
   minPollIntervalMs: 100,
   maxLiveTasksPerOwner: 1000,
+  idempotencyWindowMs: null,
 };
 
 /**
@@ -55,6 +61,12 @@ export function checkPolicy(policy: TaskPolicy): TaskPolicy {
   }
   if (policy.maxTtlMs !== null && policy.maxTtlMs < policy.minTtlMs) {
     throw new RangeError(`policy.maxTtlMs (${policy.maxTtlMs}) must not be below policy.minTtlMs (${policy.minTtlMs})`);
+  }
+  const window = policy.idempotencyWindowMs;
+  if (window !== null && (!Number.isInteger(window) || window < 1)) {
+    throw new RangeError(
+      `policy.idempotencyWindowMs must be a whole number of milliseconds of 1 or more, or null, got ${window}`,
+    );
   }
   return policy;
 }

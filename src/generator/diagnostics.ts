@@ -41,6 +41,8 @@ export const DiagnosticCode = {
   InvalidToolName: 'MTG3003',
   DuplicateToolName: 'MTG3004',
   InvalidQuestion: 'MTG3005',
+  /** A creation policy option of `@Task` (`idempotent`, `priority`, `priorityFromCall`) out of its bounds. */
+  InvalidPolicy: 'MTG3006',
   ProjectLoadFailed: 'MTG9001',
 } as const;
 

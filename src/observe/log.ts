@@ -141,6 +141,12 @@ function describe(event: LifecycleEvent): {
   switch (event.type) {
     case 'created':
       return { level: 'info', message: 'task created', data: { ttlMs: event.ttlMs } };
+    case 'idempotent_hit':
+      return {
+        level: 'info',
+        message: 'task returned for a repeated idempotent create',
+        data: { idempotentHit: true, status: event.status },
+      };
     case 'started':
       return {
         level: 'info',

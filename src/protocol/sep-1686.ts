@@ -9,7 +9,7 @@ import { type Caller, clientTaskKey } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type TaskRecord } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
-import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
+import { idempotencyKeyOf, isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
 import type { CallContext, ToolCalls } from './tool-calls.js';
@@ -114,12 +114,15 @@ export class Sep1686Dialect {
     this.calls.checkClientCapabilities(tool, ctx.clientCapabilities);
     // A tool that never runs as a task is processed normally, as a receiver without tasks would.
     if (tool.taskSupport === 'forbidden') return this.calls.runInline(tool, args, ctx);
+    const idempotencyKey = idempotencyKeyOf(params, ctx.idempotencyKeyHeader);
     let record: TaskRecord;
     try {
       record = await this.calls.engine.createWithId(ctx.caller, taskRequest.taskId, {
         tool: tool.name,
         args,
         keepAliveMs: taskRequest.keepAlive ?? 0,
+        ...(idempotencyKey !== undefined && { idempotencyKey }),
+        ...(tool.idempotent === true && { idempotent: true }),
         ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
       });
     } catch (error) {

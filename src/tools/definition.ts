@@ -67,6 +67,15 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   readonly pollIntervalMs?: number;
   readonly concurrency?: number;
   /**
+   * `@Task({ idempotent: true })`: a call without an idempotency key gets one derived from the
+   * caller, the tool and its canonical arguments, so a repeat returns the first call's task.
+   */
+  readonly idempotent?: boolean;
+  /** `@Task({ priority })`: 0 (the default) to `MAX_TASK_PRIORITY`; lower runs first. */
+  readonly priority?: number;
+  /** `@Task({ priorityFromCall: true })`: a call's `_meta["mcp-task-server/priority"]` counts. */
+  readonly priorityFromCall?: boolean;
+  /**
    * Client capabilities the tool cannot run without. A call from a client that did not declare
    * each of them is refused before anything runs (`-32021`, naming the missing ones), since a
    * server must not rely on a capability the client did not declare. Written by hand; the
@@ -117,6 +126,9 @@ export interface TaskManifest {
  * module of another version is refused at start-up with a message to regenerate it.
  */
 export const MANIFEST_FORMAT_VERSION = 1;
+
+/** The highest task priority (`@Task({ priority })`, a call's `_meta` priority); 0 is the lowest number and runs first. */
+export const MAX_TASK_PRIORITY = 1000;
 
 /**
  * Identity function the generated module calls, so that its output type-checks against

@@ -235,6 +235,93 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       executor.release(alices.taskId);
     });
 
+    describe('idempotent creation', () => {
+      it('returns the first task, as it is now, for a repeat with the same key, and runs it once', async () => {
+        const engine = await setUp();
+        const request = { tool: 't', args: { script: 'finish', text: 'once' }, idempotencyKey: 'order-17' };
+        const first = await engine.create(ALICE, request);
+        await engine.waitForTerminal(ALICE, first.taskId);
+        const again = await engine.create(ALICE, { ...request, args: { text: 'once', script: 'finish' } });
+        expect(again.taskId).toBe(first.taskId);
+        expect(again.status).toBe('completed');
+        await sleep(100);
+        expect(executor.started.filter((id) => id === first.taskId)).toHaveLength(1);
+        expect(executor.started).toHaveLength(1);
+      });
+
+      it('makes one task of concurrent repeats', async () => {
+        const engine = await setUp();
+        const request = { tool: 't', args: { script: 'wait' }, idempotencyKey: 'racing' };
+        const created = await Promise.all(Array.from({ length: 8 }, () => engine.create(ALICE, request)));
+        expect(new Set(created.map((record) => record.taskId)).size).toBe(1);
+        const taskId = created[0]?.taskId as string;
+        await waitUntil(() => executor.started.includes(taskId));
+        await sleep(100);
+        expect(executor.started).toEqual([taskId]);
+        executor.release(taskId);
+      });
+
+      it('refuses the same key with other arguments or for another tool, leaving the first task alone', async () => {
+        const engine = await setUp();
+        const first = await engine.create(ALICE, { tool: 't', args: { script: 'wait' }, idempotencyKey: 'k1' });
+        await expect(
+          engine.create(ALICE, { tool: 't', args: { script: 'finish' }, idempotencyKey: 'k1' }),
+        ).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+        // Another tool with the same key is another request: its own task.
+        const other = await engine.create(ALICE, { tool: 'u', args: { script: 'finish' }, idempotencyKey: 'k1' });
+        expect(other.taskId).not.toBe(first.taskId);
+        expect((await engine.get(ALICE, first.taskId)).status).toBe('working');
+        executor.release(first.taskId);
+      });
+
+      it("keeps each principal's keys apart: the same key gives two principals two tasks", async () => {
+        const engine = await setUp();
+        const alices = await engine.create(ALICE, { tool: 't', args: { script: 'wait' }, idempotencyKey: 'shared' });
+        const bobs = await engine.create(BOB, { tool: 't', args: { script: 'wait' }, idempotencyKey: 'shared' });
+        expect(bobs.taskId).not.toBe(alices.taskId);
+        expect(bobs.owner).toBe('bob');
+        await expect(engine.get(BOB, alices.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+        executor.release(alices.taskId);
+        executor.release(bobs.taskId);
+      });
+
+      it('derives the key from the canonical arguments of an idempotent tool', async () => {
+        const engine = await setUp();
+        const first = await engine.create(ALICE, { tool: 't', args: { script: 'wait', text: 'a' }, idempotent: true });
+        const same = await engine.create(ALICE, { tool: 't', args: { text: 'a', script: 'wait' }, idempotent: true });
+        const other = await engine.create(ALICE, { tool: 't', args: { script: 'wait', text: 'b' }, idempotent: true });
+        expect(same.taskId).toBe(first.taskId);
+        expect(other.taskId).not.toBe(first.taskId);
+        executor.release(first.taskId);
+        executor.release(other.taskId);
+      });
+
+      it('creates a new task once the window has passed', async () => {
+        const engine = await setUp(8, { idempotencyWindowMs: 300 });
+        const request = { tool: 't', args: { script: 'finish' }, idempotencyKey: 'windowed' };
+        const first = await engine.create(ALICE, request);
+        expect((await engine.create(ALICE, request)).taskId).toBe(first.taskId);
+        await sleep(first.createdAt + 300 - Date.now() + 100);
+        const later = await engine.create(ALICE, request);
+        expect(later.taskId).not.toBe(first.taskId);
+        // The first task is still kept (its TTL is longer than the window).
+        expect((await engine.get(ALICE, first.taskId)).status).toBe('completed');
+      });
+
+      it('refuses a key that is too long or holds spaces, naming the field', async () => {
+        const engine = await setUp();
+        for (const idempotencyKey of ['x'.repeat(256), 'has space', '', 42]) {
+          await expect(
+            engine.create(ALICE, { tool: 't', args: { script: 'finish' }, idempotencyKey }),
+          ).rejects.toMatchObject({
+            code: 'INVALID_IDEMPOTENCY_KEY',
+            message: expect.stringMatching(/idempotency key/),
+          });
+        }
+        expect(executor.started).toEqual([]);
+      });
+    });
+
     it('runs a task whose client-chosen id is all digits', async () => {
       const engine = await setUp();
       const created = await engine.createWithId(ALICE, '12345', { tool: 't', args: { script: 'finish' } });

@@ -18,7 +18,7 @@ import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { IdempotencyClaim, TaskListener, TaskRuntime } from './runtime.js';
 import { jsonBytes } from './sizes.js';
-import { expiresAt, type InputAnswer, isTerminal, type TaskRecord } from './task.js';
+import { expiresAt, type InputAnswer, isTerminal, MAX_PRIORITY, type TaskRecord } from './task.js';
 
 export interface CreateTaskRequest {
   readonly tool: string;
@@ -36,7 +36,19 @@ export interface CreateTaskRequest {
   readonly idempotencyKey?: unknown;
   /** The tool is `@Task({ idempotent: true })`: without a key, one is derived from the arguments. */
   readonly idempotent?: boolean;
+  /** `@Task({ priority })`: the task's priority unless the call may and does set its own. */
+  readonly toolPriority?: number;
+  /**
+   * The call's own priority (`_meta["mcp-task-server/priority"]`), unchecked; it counts only
+   * when `priorityFromCall` is set, and is ignored otherwise.
+   */
+  readonly requestedPriority?: unknown;
+  /** `@Task({ priorityFromCall: true })`: the call's `requestedPriority` overrides the tool's. */
+  readonly priorityFromCall?: boolean;
 }
+
+/** Where a call's priority comes from, for the message that refuses it. */
+export const PRIORITY_FIELD = '_meta["mcp-task-server/priority"]';
 
 /** Where an idempotency key came from, for the messages that refuse it. */
 export const IDEMPOTENCY_KEY_FIELD = 'the idempotency key (_meta["mcp-task-server/idempotencyKey"] or Idempotency-Key)';
@@ -249,6 +261,7 @@ export class TaskEngine {
           revision: 0,
           ...retention,
           ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
+          ...priorityOf(request),
         },
         {
           ...(maxLive !== null && { maxLiveForOwner: maxLive }),
@@ -372,6 +385,26 @@ export function clientTaskKey(caller: Caller, clientTaskId: string): string {
     .digest('base64url')
     .slice(0, 16);
   return `c.${namespace}.${clientTaskId}`;
+}
+
+/**
+ * The task's priority: the call's when the tool lets calls choose and this one did (bounded:
+ * a whole number from 0 to `MAX_PRIORITY`), else the tool's; nothing for 0, the default.
+ */
+function priorityOf(request: CreateTaskRequest): { priority?: number } {
+  const requested = request.priorityFromCall ? request.requestedPriority : undefined;
+  if (requested !== undefined && !isPriority(requested)) {
+    throw new TaskError(
+      'INVALID_PRIORITY',
+      `${PRIORITY_FIELD} must be a whole number from 0 to ${MAX_PRIORITY} (lower runs first)`,
+    );
+  }
+  const priority = requested ?? request.toolPriority ?? 0;
+  return priority === 0 ? {} : { priority };
+}
+
+function isPriority(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_PRIORITY;
 }
 
 /** What a listing shows of a task: everything but its arguments, outcome and replay state. */

@@ -20,7 +20,9 @@ export type TaskErrorCode =
   /** An idempotency key that is empty, too long or has characters it may not have. */
   | 'INVALID_IDEMPOTENCY_KEY'
   /** An idempotency key already used, within its window, for a call with other arguments. */
-  | 'IDEMPOTENCY_CONFLICT';
+  | 'IDEMPOTENCY_CONFLICT'
+  /** A call's own priority that is not a whole number in range. */
+  | 'INVALID_PRIORITY';
 
 export class TaskError extends Error {
   override readonly name: string = 'TaskError';

@@ -43,3 +43,12 @@ export function idempotencyKeyOf(params: Params, headerKey: string | undefined):
   if (isPlainObject(meta) && meta[IDEMPOTENCY_KEY_META_KEY] !== undefined) return meta[IDEMPOTENCY_KEY_META_KEY];
   return headerKey;
 }
+
+/** The `_meta` key a task-augmented `tools/call` carries its own priority under. */
+export const PRIORITY_META_KEY = 'mcp-task-server/priority';
+
+/** The priority a call asks for in `_meta`, unchecked (the engine bounds it), if any. */
+export function requestedPriorityOf(params: Params): unknown {
+  const meta = params?._meta;
+  return isPlainObject(meta) ? meta[PRIORITY_META_KEY] : undefined;
+}

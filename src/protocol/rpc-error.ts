@@ -17,6 +17,7 @@ export function toJsonRpcError(error: unknown): JsonRpcError {
       case 'INVALID_CURSOR':
       case 'DUPLICATE_TASK':
       case 'INVALID_IDEMPOTENCY_KEY':
+      case 'INVALID_PRIORITY':
         return new JsonRpcError(JsonRpcErrorCode.InvalidParams, error.message);
       case 'LISTING_UNAVAILABLE':
         return new JsonRpcError(JsonRpcErrorCode.MethodNotFound, error.message);

@@ -12,7 +12,7 @@ import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { idempotencyKeyOf, isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
-import type { CallContext, ToolCalls } from './tool-calls.js';
+import { type CallContext, priorityRequest, type ToolCalls } from './tool-calls.js';
 
 export const SEP1686_TASK_META_KEY = 'modelcontextprotocol.io/task';
 export const SEP1686_RELATED_TASK_META_KEY = 'modelcontextprotocol.io/related-task';
@@ -123,6 +123,7 @@ export class Sep1686Dialect {
         keepAliveMs: taskRequest.keepAlive ?? 0,
         ...(idempotencyKey !== undefined && { idempotencyKey }),
         ...(tool.idempotent === true && { idempotent: true }),
+        ...priorityRequest(tool, params),
         ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
       });
     } catch (error) {

@@ -11,7 +11,7 @@ import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
 import { type LogListener, pendingQuestion, type ToolRegistry } from '../tools/registry.js';
-import { idempotencyKeyOf, isPlainObject, type Params, toolName } from './params.js';
+import { idempotencyKeyOf, isPlainObject, type Params, requestedPriorityOf, toolName } from './params.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
 
 export interface CallContext {
@@ -143,6 +143,7 @@ export class ToolCalls {
         args,
         ...(idempotencyKey !== undefined && { idempotencyKey }),
         ...(tool.idempotent === true && { idempotent: true }),
+        ...priorityRequest(tool, params),
         ...(requestedTtlMs !== undefined && { requestedTtlMs }),
         ...(inputAnswers && { inputAnswers }),
         ...(tool.ttlMs !== undefined && { toolTtlMs: tool.ttlMs }),
@@ -253,6 +254,18 @@ export class ToolCalls {
     if (action !== 'accept' && action !== 'decline' && action !== 'cancel') return 'not an answer';
     return this.registry.checkAnswer(toolName, pending, given as InputAnswer);
   }
+}
+
+/** The priority fields of a create: the tool's, and the call's own when the tool allows it. */
+export function priorityRequest(
+  tool: TaskToolDefinition,
+  params: Params,
+): { toolPriority?: number; requestedPriority?: unknown; priorityFromCall?: boolean } {
+  const requested = tool.priorityFromCall === true ? requestedPriorityOf(params) : undefined;
+  return {
+    ...(tool.priority !== undefined && { toolPriority: tool.priority }),
+    ...(requested !== undefined && { requestedPriority: requested, priorityFromCall: true }),
+  };
 }
 
 /**

@@ -71,7 +71,7 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
    * caller, the tool and its canonical arguments, so a repeat returns the first call's task.
    */
   readonly idempotent?: boolean;
-  /** `@Task({ priority })`: 0 (the default) to `MAX_TASK_PRIORITY`; lower runs first. */
+  /** `@Task({ priority })`: 0 (the default) to 1000 (`MAX_PRIORITY`); lower runs first. */
   readonly priority?: number;
   /** `@Task({ priorityFromCall: true })`: a call's `_meta["mcp-task-server/priority"]` counts. */
   readonly priorityFromCall?: boolean;
@@ -126,9 +126,6 @@ export interface TaskManifest {
  * module of another version is refused at start-up with a message to regenerate it.
  */
 export const MANIFEST_FORMAT_VERSION = 1;
-
-/** The highest task priority (`@Task({ priority })`, a call's `_meta` priority); 0 is the lowest number and runs first. */
-export const MAX_TASK_PRIORITY = 1000;
 
 /**
  * Identity function the generated module calls, so that its output type-checks against

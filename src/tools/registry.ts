@@ -9,13 +9,13 @@ import { factsOf, noObserver, PROCESS_NAME, type TaskFacts, type TaskObserver } 
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
+import { MAX_PRIORITY } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { childLogger, type Logger, silentLogger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
 import type { TaskContext, TaskProgress } from './context.js';
 import {
   MANIFEST_FORMAT_VERSION,
-  MAX_TASK_PRIORITY,
   type QuestionDefinition,
   type TaskManifest,
   type TaskToolDefinition,
@@ -340,9 +340,9 @@ function assertPolicyOptions(tool: TaskToolDefinition): void {
     }
   }
   const priority = tool.priority;
-  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 0 && priority <= MAX_TASK_PRIORITY)) {
+  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 0 && priority <= MAX_PRIORITY)) {
     throw new ManifestError(
-      `${where}: priority must be a whole number from 0 to ${MAX_TASK_PRIORITY} (lower runs first), got ${JSON.stringify(priority)}`,
+      `${where}: priority must be a whole number from 0 to ${MAX_PRIORITY} (lower runs first), got ${JSON.stringify(priority)}`,
     );
   }
 }

@@ -14,6 +14,11 @@ import type { PendingInput, TaskOutcome, TaskRecord } from '../../src/engine/tas
 
 export interface RuntimeUnderTest {
   readonly runtime: TaskRuntime;
+  /**
+   * The runtime spreads tasks over shards whose queues are ordered each on its own (BullMQ
+   * with several shards): priority order is not promised between tasks of different shards.
+   */
+  readonly priorityPerShard?: boolean;
   /** Releases everything the factory made (queues, keys, connections). */
   dispose(): Promise<void>;
 }
@@ -233,6 +238,52 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       expect((await engine.get(ALICE, alices.taskId)).status).toBe('working');
       await expect(engine.get(BOB, alices.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
       executor.release(alices.taskId);
+    });
+
+    it('starts waiting tasks by priority on one worker slot, lower first, equal ones in creation order', async () => {
+      const engine = await setUp(1);
+      const blocker = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      await waitUntil(() => executor.started.includes(blocker.taskId));
+      const waiting: { priority: number; taskId: string }[] = [];
+      for (const priority of [5, 1, 0, 3, 1, 900]) {
+        const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' }, toolPriority: priority });
+        expect(created.priority ?? 0).toBe(priority);
+        waiting.push({ priority, taskId: created.taskId });
+      }
+      executor.release(blocker.taskId);
+      for (const { taskId } of waiting) await engine.waitForTerminal(ALICE, taskId);
+      const order = executor.started.slice(1);
+      expect([...order].sort()).toEqual(waiting.map((task) => task.taskId).sort());
+      if (current?.priorityPerShard) return;
+      const expected = [...waiting].sort((a, b) => a.priority - b.priority).map((task) => task.taskId);
+      expect(order).toEqual(expected);
+    });
+
+    it("takes a call's own priority only when the tool allows it, and bounds it", async () => {
+      const engine = await setUp();
+      const allowed = await engine.create(ALICE, {
+        tool: 't',
+        args: { script: 'finish' },
+        toolPriority: 5,
+        requestedPriority: 2,
+        priorityFromCall: true,
+      });
+      expect(allowed.priority).toBe(2);
+      const ignored = await engine.create(ALICE, {
+        tool: 't',
+        args: { script: 'finish' },
+        toolPriority: 5,
+        requestedPriority: 2,
+      });
+      expect(ignored.priority).toBe(5);
+      for (const requestedPriority of [-1, 1001, 1.5, '3']) {
+        await expect(
+          engine.create(ALICE, { tool: 't', args: { script: 'finish' }, requestedPriority, priorityFromCall: true }),
+        ).rejects.toMatchObject({
+          code: 'INVALID_PRIORITY',
+          message: expect.stringMatching(/mcp-task-server\/priority/),
+        });
+      }
     });
 
     describe('idempotent creation', () => {

@@ -34,7 +34,7 @@ export interface MemoryRuntimeOptions {
   readonly executor: TaskExecutor;
   /**
    * Tasks running at once in this process (default unlimited; the task server's default is 8);
-   * the rest wait their turn in creation order, `working` with the message `queued`. A task
+   * the rest wait their turn by priority (lower first), then in creation order, `working` with the message `queued`. A task
    * waiting for an answer does not count: it uses no CPU, and must not hold the others up.
    */
   readonly concurrency?: number;
@@ -124,7 +124,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.emit(record);
     const trace = captureTraceContext();
     if (trace) this.traces.set(record.taskId, trace);
-    this.queue.push(record.taskId);
+    this.enqueue(record);
     // Start work after the creating request has its answer, never inside it.
     setImmediate(() => this.drain());
     return record;
@@ -228,6 +228,17 @@ export class MemoryTaskRuntime implements TaskRuntime {
     for (const { controller } of this.running.values()) controller.abort(new Error('The server is shutting down'));
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
     this.expiryTimers.clear();
+  }
+
+  /**
+   * Into the waiting line by priority, lower first, as BullMQ orders its jobs: behind every
+   * task of the same or a lower number, so equal priorities keep creation order.
+   */
+  private enqueue(record: TaskRecord): void {
+    const priority = record.priority ?? 0;
+    let index = this.queue.length;
+    while (index > 0 && (this.records.get(this.queue[index - 1] as string)?.priority ?? 0) > priority) index--;
+    this.queue.splice(index, 0, record.taskId);
   }
 
   private active(): number {

@@ -277,7 +277,12 @@ export class TaskEngine {
       );
     }
     if (record.taskId !== taskId) return this.repeated(caller, record, request);
-    this.observer.observe({ type: 'created', task: this.facts(record), ttlMs: record.ttlMs });
+    this.observer.observe({
+      type: 'created',
+      task: this.facts(record),
+      ttlMs: record.ttlMs,
+      ...(record.priority !== undefined && { priority: record.priority }),
+    });
     return record;
   }
 

@@ -21,6 +21,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Runtimes', link: '/guide/runtimes' },
       { text: 'Delivery and failure', link: '/guide/delivery-and-failure' },
       { text: 'Limits', link: '/guide/limits' },
+      { text: 'Policies', link: '/guide/policies' },
     ],
   },
   {

@@ -134,7 +134,8 @@ export class Sep1686Dialect {
       throw toJsonRpcError(error);
     }
     const taskId = record.taskId;
-    const clientTaskId = taskRequest.taskId;
+    // A repeated idempotent call gets the first call's task, under the id that call chose.
+    const clientTaskId = clientIdOf(record);
     await ctx
       .announce({ method: 'notifications/tasks/created', params: { _meta: related(clientTaskId) } })
       .catch(() => {});

@@ -15,10 +15,11 @@ import type { PendingInput, TaskOutcome, TaskRecord } from '../../src/engine/tas
 export interface RuntimeUnderTest {
   readonly runtime: TaskRuntime;
   /**
-   * The runtime spreads tasks over shards whose queues are ordered each on its own (BullMQ
-   * with several shards): priority order is not promised between tasks of different shards.
+   * The runtime spreads tasks over shards (BullMQ with several): each shard's queue is ordered
+   * on its own, so priority order is not promised between tasks of different shards, and a
+   * client-chosen id keeps its idempotency key on its own shard.
    */
-  readonly priorityPerShard?: boolean;
+  readonly sharded?: boolean;
   /** Releases everything the factory made (queues, keys, connections). */
   dispose(): Promise<void>;
 }
@@ -254,7 +255,7 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       for (const { taskId } of waiting) await engine.waitForTerminal(ALICE, taskId);
       const order = executor.started.slice(1);
       expect([...order].sort()).toEqual(waiting.map((task) => task.taskId).sort());
-      if (current?.priorityPerShard) return;
+      if (current?.sharded) return;
       const expected = [...waiting].sort((a, b) => a.priority - b.priority).map((task) => task.taskId);
       expect(order).toEqual(expected);
     });
@@ -345,6 +346,26 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         expect(other.taskId).not.toBe(first.taskId);
         executor.release(first.taskId);
         executor.release(other.taskId);
+      });
+
+      it('treats a client-chosen id repeated with its key as a repeat, and a new id under a held key too', async () => {
+        const engine = await setUp();
+        const request = { tool: 't', args: { script: 'wait' }, idempotencyKey: 'sep' };
+        const first = await engine.createWithId(ALICE, 'chosen-1', request);
+        expect((await engine.createWithId(ALICE, 'chosen-1', request)).taskId).toBe(first.taskId);
+        // Without the key the same id is still a duplicate.
+        await expect(
+          engine.createWithId(ALICE, 'chosen-1', { tool: 't', args: { script: 'wait' } }),
+        ).rejects.toMatchObject({ code: 'DUPLICATE_TASK' });
+        if (!current?.sharded) {
+          // Another id under the held key: the first task (on one shard, where the claim lives).
+          const again = await engine.createWithId(ALICE, 'chosen-2', request);
+          expect(again.taskId).toBe(first.taskId);
+          expect(again.clientTaskId).toBe('chosen-1');
+        }
+        await sleep(50);
+        expect(executor.started).toEqual([first.taskId]);
+        executor.release(first.taskId);
       });
 
       it('creates a new task once the window has passed', async () => {

@@ -90,17 +90,17 @@ export class MemoryTaskRuntime implements TaskRuntime {
 
   async create(given: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     if (this.closed) throw new Error('The memory runtime is closed');
-    if (await this.get(given.taskId)) {
-      throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${given.taskId}`);
-    }
+    const taken = await this.get(given.taskId);
     // From here to the end of the create nothing awaits: the claim's check and its taking are
-    // one step of the event loop, so two racing creates cannot both take it.
+    // one step of the event loop, so two racing creates cannot both take it. A held claim is
+    // checked before the id, as on BullMQ: a repeat under its first call's id is a repeat.
     const claim = options.idempotency;
     if (claim) {
       const held = this.claims.get(claim.claim);
       const holder = held && held.expiresAt > this.clock() ? this.liveRecord(held.taskId) : undefined;
       if (holder) return holder;
     }
+    if (taken) throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${given.taskId}`);
     const live = this.live.get(given.owner ?? '') ?? new Set<string>();
     if (options.maxLiveForOwner !== undefined && live.size >= options.maxLiveForOwner) {
       throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${live.size} unfinished tasks`);

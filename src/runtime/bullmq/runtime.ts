@@ -133,8 +133,9 @@ export class BullmqTaskRuntime implements TaskRuntime {
       }
       if (holder !== undefined) {
         // The claim is held: nothing was stored and the job insert behind was dropped.
-        const existing = await this.store.get(holder);
-        if (existing) return existing;
+        // Read as `get` reads it: a task whose worker was lost says so.
+        const existing = await this.store.readWithLock(holder);
+        if (existing) return withLostWorker(existing.record, existing.lockHeld);
         throw new TaskError('RUNTIME_UNAVAILABLE', 'The task holding this idempotency key ended as it was read; retry');
       }
       if (jobError !== undefined || signal.aborted) {

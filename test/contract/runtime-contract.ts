@@ -368,6 +368,25 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         executor.release(first.taskId);
       });
 
+      it('answers a repeat with its first task even when the caller is at its live-task quota', async () => {
+        const engine = await setUp(8, { maxLiveTasksPerOwner: 2 });
+        const request = { tool: 't', args: { script: 'finish' }, idempotencyKey: 'at-quota' };
+        const first = await engine.create(ALICE, request);
+        await engine.waitForTerminal(ALICE, first.taskId);
+        const busy = [
+          await engine.create(ALICE, { tool: 't', args: { script: 'wait' } }),
+          await engine.create(ALICE, { tool: 't', args: { script: 'wait' } }),
+        ];
+        expect((await engine.create(ALICE, request)).taskId).toBe(first.taskId);
+        await expect(engine.create(ALICE, { ...request, idempotencyKey: 'new' })).rejects.toMatchObject({
+          code: 'LIMIT_EXCEEDED',
+        });
+        for (const task of busy) {
+          await waitUntil(() => executor.started.includes(task.taskId));
+          executor.release(task.taskId);
+        }
+      });
+
       it('creates a new task once the window has passed', async () => {
         const engine = await setUp(8, { idempotencyWindowMs: 300 });
         const request = { tool: 't', args: { script: 'finish' }, idempotencyKey: 'windowed' };

@@ -267,6 +267,14 @@ export class RedisTaskStore {
     ];
   }
 
+  /**
+   * The id of the task holding `claim`, for a create that stops before `INSERT` (which checks
+   * the claim itself, atomically). `undefined` when nobody holds it.
+   */
+  async holderOf(record: TaskRecord, claim: IdempotencyClaim): Promise<string | undefined> {
+    return (await this.client.get(this.names.shardOf(record.taskId).idempotency(claim.claim))) ?? undefined;
+  }
+
   /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
   private async liveElsewhere(owner: string | null, here: ShardNames): Promise<number> {
     const others = this.names.shards.filter((shard) => shard !== here);

@@ -122,10 +122,20 @@ export class BullmqTaskRuntime implements TaskRuntime {
   async create(record: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
+      const claim = options.idempotency;
       // With several shards the quota reads the other shards first (one round trip); inside
       // `insert` it would let the job overtake the record.
-      const room = await this.store.roomFor(stored, options.maxLiveForOwner);
-      const { recordError, jobError, holder } = await this.sendRecordAndJob(stored, room, options.idempotency);
+      let room: LiveRoom | undefined;
+      try {
+        room = await this.store.roomFor(stored, options.maxLiveForOwner);
+      } catch (error) {
+        // Over the quota on the other shards, a repeat still gets its first task: it creates nothing.
+        const heldBy = claim && (await this.store.holderOf(stored, claim));
+        const existing = heldBy && (await this.readHolder(heldBy));
+        if (existing) return existing;
+        throw error;
+      }
+      const { recordError, jobError, holder } = await this.sendRecordAndJob(stored, room, claim);
       if (recordError !== undefined) {
         // A refused insert added no job; any other failure may have left one to remove.
         if (!isRefusal(recordError)) void this.undoCreate(stored);
@@ -133,9 +143,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
       }
       if (holder !== undefined) {
         // The claim is held: nothing was stored and the job insert behind was dropped.
-        // Read as `get` reads it: a task whose worker was lost says so.
-        const existing = await this.store.readWithLock(holder);
-        if (existing) return withLostWorker(existing.record, existing.lockHeld);
+        const existing = await this.readHolder(holder);
+        if (existing) return existing;
         throw new TaskError('RUNTIME_UNAVAILABLE', 'The task holding this idempotency key ended as it was read; retry');
       }
       if (jobError !== undefined || signal.aborted) {
@@ -145,6 +154,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
       }
       return stored;
     });
+  }
+
+  /** The task holding an idempotency claim, read as `get` reads it (a lost worker says so). */
+  private async readHolder(taskId: string): Promise<TaskRecord | undefined> {
+    const read = await this.store.readWithLock(taskId);
+    return read && withLostWorker(read.record, read.lockHeld);
   }
 
   /**

@@ -69,7 +69,7 @@ export { parseTokenTable, tokenTableVerifier } from './host/token-table.js';
 
 // Runtimes: where task methods run (in-process, or BullMQ workers on Redis), and the contract both meet.
 export type { TaskPolicy } from './engine/policy.js';
-export type { TaskExecutor, TaskRuntime } from './engine/runtime.js';
+export type { IdempotencyClaim, TaskExecutor, TaskRuntime } from './engine/runtime.js';
 export type { RunWorkersOptions, TaskWorkerProcessOptions } from './host/workers.js';
 export { createTaskWorker, runTaskWorkers } from './host/workers.js';
 export type {
@@ -93,6 +93,11 @@ export type {
 } from './runtime/bullmq/index.js';
 export { BullmqTaskRuntime, TaskWorker } from './runtime/bullmq/index.js';
 export { MemoryTaskRuntime } from './runtime/memory/memory-runtime.js';
+
+// Creation policies: the `_meta` keys a call sets them with, and their bounds.
+export { MAX_IDEMPOTENCY_KEY_LENGTH } from './engine/idempotency.js';
+export { MAX_PRIORITY } from './engine/task.js';
+export { IDEMPOTENCY_KEY_META_KEY, PRIORITY_META_KEY } from './protocol/params.js';
 
 // Errors: what a tool throws to answer with a JSON-RPC error, and what start-up refuses.
 export { JsonRpcError, JsonRpcErrorCode } from './jsonrpc/json-rpc-error.js';

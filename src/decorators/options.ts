@@ -45,6 +45,22 @@ export interface TaskOptions {
    * this or the server's mode is `'auto'` or `'handle'`.
    */
   readonly unawareClients?: 'auto' | 'handle' | 'inline';
+  /**
+   * Repeats of the same call are one task: a call without an idempotency key gets one derived
+   * from the caller, the tool and its canonical arguments (sorted keys), so a repeat within the
+   * window returns the first call's task and starts nothing. Default `false`.
+   */
+  readonly idempotent?: boolean;
+  /**
+   * Run order among waiting tasks: a whole number from 0 to 1000, lower runs first (as in
+   * BullMQ). Default 0.
+   */
+  readonly priority?: number;
+  /**
+   * Lets a call set its own priority in `_meta["mcp-task-server/priority"]` (0 to 1000). Without
+   * it, a call's priority is ignored and the tool's `priority` holds. Default `false`.
+   */
+  readonly priorityFromCall?: boolean;
 }
 
 /** Options of `@Tool`: an ordinary, synchronous tool that never becomes a task. */

@@ -12,12 +12,13 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceededError, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
 import { FollowerRegistry } from './follower-registry.js';
+import { argumentsKey, checkIdempotencyKey, idempotencyClaim, sameRequest } from './idempotency.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
-import type { TaskListener, TaskRuntime } from './runtime.js';
+import type { IdempotencyClaim, TaskListener, TaskRuntime } from './runtime.js';
 import { jsonBytes } from './sizes.js';
-import { type InputAnswer, isTerminal, type TaskRecord } from './task.js';
+import { expiresAt, type InputAnswer, isTerminal, MAX_PRIORITY, type TaskRecord } from './task.js';
 
 export interface CreateTaskRequest {
   readonly tool: string;
@@ -28,7 +29,29 @@ export interface CreateTaskRequest {
   readonly toolPollIntervalMs?: number;
   /** Answers collected before the task existed (questions asked on the call itself). */
   readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
+  /**
+   * The caller's idempotency key (`_meta["mcp-task-server/idempotencyKey"]` or the
+   * `Idempotency-Key` header), unchecked: the engine bounds it.
+   */
+  readonly idempotencyKey?: unknown;
+  /** The tool is `@Task({ idempotent: true })`: without a key, one is derived from the arguments. */
+  readonly idempotent?: boolean;
+  /** `@Task({ priority })`: the task's priority unless the call may and does set its own. */
+  readonly toolPriority?: number;
+  /**
+   * The call's own priority (`_meta["mcp-task-server/priority"]`), unchecked; it counts only
+   * when `priorityFromCall` is set, and is ignored otherwise.
+   */
+  readonly requestedPriority?: unknown;
+  /** `@Task({ priorityFromCall: true })`: the call's `requestedPriority` overrides the tool's. */
+  readonly priorityFromCall?: boolean;
 }
+
+/** Where a call's priority comes from, for the message that refuses it. */
+export const PRIORITY_FIELD = '_meta["mcp-task-server/priority"]';
+
+/** Where an idempotency key came from, for the messages that refuse it. */
+export const IDEMPOTENCY_KEY_FIELD = 'the idempotency key (_meta["mcp-task-server/idempotencyKey"] or Idempotency-Key)';
 
 export interface TaskPage {
   readonly tasks: readonly TaskRecord[];
@@ -89,10 +112,22 @@ export class TaskEngine {
     );
   }
 
+  /**
+   * Creates a task. With an idempotency key (the caller's, or one derived from the arguments of
+   * an idempotent tool), a repeat within the window returns the task the first call created,
+   * as it is now, and starts nothing; the same key with other arguments is refused
+   * (`IDEMPOTENCY_CONFLICT`).
+   */
   async create(caller: Caller, request: CreateTaskRequest): Promise<TaskRecord> {
-    return this.store(caller, newTaskId(), request, {
-      ttlMs: resolveTtl(request.requestedTtlMs, request.toolTtlMs, this.policy),
-    });
+    const claim = this.claimOf(caller, request);
+    const taskId = claim && this.runtime.idForClaim ? this.runtime.idForClaim(claim, newTaskId) : newTaskId();
+    return this.store(
+      caller,
+      taskId,
+      request,
+      { ttlMs: resolveTtl(request.requestedTtlMs, request.toolTtlMs, this.policy) },
+      claim,
+    );
   }
 
   /** The task if `caller` may see it; a foreign task is "not found", never "forbidden". */
@@ -170,11 +205,36 @@ export class TaskEngine {
     request: CreateTaskRequest & { keepAliveMs?: number },
   ): Promise<TaskRecord> {
     // Kept until it ends (within the cap), then for its keepAlive (see `keepAliveMs`).
-    return this.store(caller, clientTaskKey(caller, clientTaskId), request, {
-      ttlMs: resolveTtl(null, undefined, this.policy),
-      clientTaskId,
-      ...(request.keepAliveMs !== undefined && { keepAliveMs: request.keepAliveMs }),
-    });
+    const claim = this.claimOf(caller, request);
+    return this.store(
+      caller,
+      clientTaskKey(caller, clientTaskId),
+      request,
+      {
+        ttlMs: resolveTtl(null, undefined, this.policy),
+        clientTaskId,
+        ...(request.keepAliveMs !== undefined && { keepAliveMs: request.keepAliveMs }),
+      },
+      claim,
+    );
+  }
+
+  /** The claim an idempotent create takes, or `undefined` when the create is not idempotent. */
+  private claimOf(caller: Caller, request: CreateTaskRequest): string | undefined {
+    const key =
+      request.idempotencyKey !== undefined
+        ? checkIdempotencyKey(request.idempotencyKey, IDEMPOTENCY_KEY_FIELD)
+        : request.idempotent
+          ? argumentsKey(request.args)
+          : undefined;
+    return key === undefined ? undefined : idempotencyClaim(caller, request.tool, key);
+  }
+
+  /** Until when a claim made now holds: the window, and never past the task's own expiry. */
+  private claimUntil(claim: string, createdAt: number, ttlMs: number | null): IdempotencyClaim {
+    const window = this.policy.idempotencyWindowMs;
+    const taskEnd = expiresAt({ createdAt, ttlMs });
+    return { claim, expiresAt: window === null ? taskEnd : Math.min(taskEnd, createdAt + window) };
   }
 
   private async store(
@@ -182,6 +242,7 @@ export class TaskEngine {
     taskId: string,
     request: CreateTaskRequest,
     retention: { ttlMs: number | null; keepAliveMs?: number; clientTaskId?: string },
+    claim?: string,
   ): Promise<TaskRecord> {
     const now = this.clock();
     const maxLive = this.policy.maxLiveTasksPerOwner;
@@ -200,9 +261,11 @@ export class TaskEngine {
           revision: 0,
           ...retention,
           ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
+          ...priorityOf(request),
         },
         {
           ...(maxLive !== null && { maxLiveForOwner: maxLive }),
+          ...(claim !== undefined && { idempotency: this.claimUntil(claim, now, retention.ttlMs) }),
           ...(this.policy.maxRunningTasksPerOwner !== null && {
             maxRunningForOwner: this.policy.maxRunningTasksPerOwner,
           }),
@@ -216,8 +279,28 @@ export class TaskEngine {
         `Too many unfinished tasks for this caller: the limit is ${maxLive} (maxLiveTasksPerPrincipal); wait for some to end or cancel them`,
       );
     }
-    this.observer.observe({ type: 'created', task: this.facts(record), ttlMs: record.ttlMs });
+    if (record.taskId !== taskId) return this.repeated(caller, record, request);
+    this.observer.observe({
+      type: 'created',
+      task: this.facts(record),
+      ttlMs: record.ttlMs,
+      ...(record.priority !== undefined && { priority: record.priority }),
+    });
     return record;
+  }
+
+  /** The runtime found the claim held: the first call's task, if this is the same request. */
+  private repeated(caller: Caller, existing: TaskRecord, request: CreateTaskRequest): TaskRecord {
+    // The claim is a digest of principal, tool and key; checked again so a digest collision
+    // could never hand over another principal's task.
+    if (!isVisibleTo(existing, caller) || !sameRequest(existing, request.tool, request.args)) {
+      throw new TaskError(
+        'IDEMPOTENCY_CONFLICT',
+        `The idempotency key was already used for a call of ${existing.tool === request.tool ? request.tool : 'another tool'} with other arguments; use a new key for a new request`,
+      );
+    }
+    this.observer.observe({ type: 'idempotent_hit', task: this.facts(existing), status: existing.status });
+    return existing;
   }
 
   private facts(record: TaskRecord) {
@@ -310,6 +393,26 @@ export function clientTaskKey(caller: Caller, clientTaskId: string): string {
     .digest('base64url')
     .slice(0, 16);
   return `c.${namespace}.${clientTaskId}`;
+}
+
+/**
+ * The task's priority: the call's when the tool lets calls choose and this one did (bounded:
+ * a whole number from 0 to `MAX_PRIORITY`), else the tool's; nothing for 0, the default.
+ */
+function priorityOf(request: CreateTaskRequest): { priority?: number } {
+  const requested = request.priorityFromCall ? request.requestedPriority : undefined;
+  if (requested !== undefined && !isPriority(requested)) {
+    throw new TaskError(
+      'INVALID_PRIORITY',
+      `${PRIORITY_FIELD} must be a whole number from 0 to ${MAX_PRIORITY} (lower runs first)`,
+    );
+  }
+  const priority = requested ?? request.toolPriority ?? 0;
+  return priority === 0 ? {} : { priority };
+}
+
+function isPriority(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_PRIORITY;
 }
 
 /** What a listing shows of a task: everything but its arguments, outcome and replay state. */

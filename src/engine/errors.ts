@@ -18,7 +18,13 @@ export type TaskErrorCode =
   /** A client-chosen task id (SEP-1686) that is already taken. */
   | 'DUPLICATE_TASK'
   /** A quota of the caller is used up (see `LimitExceededError`). */
-  | 'LIMIT_EXCEEDED';
+  | 'LIMIT_EXCEEDED'
+  /** An idempotency key that is empty, too long or has characters it may not have. */
+  | 'INVALID_IDEMPOTENCY_KEY'
+  /** An idempotency key already used, within its window, for a call with other arguments. */
+  | 'IDEMPOTENCY_CONFLICT'
+  /** A call's own priority that is not a whole number in range. */
+  | 'INVALID_PRIORITY';
 
 export class TaskError extends Error {
   override readonly name: string = 'TaskError';

@@ -4,6 +4,7 @@
  * observers' business (`src/observe/`), so nothing here formats or counts anything.
  */
 import { hostname } from 'node:os';
+import type { TaskStatus } from './task.js';
 
 /** This process, as lifecycle facts name the worker running a task. */
 export const PROCESS_NAME = `${hostname()}:${process.pid}`;
@@ -23,7 +24,15 @@ export interface TaskFacts {
  * `TaskObserver`: plain data, keyed by `type`, never holding arguments or answers.
  */
 export type LifecycleEvent =
-  | { readonly type: 'created'; readonly task: TaskFacts; readonly ttlMs: number | null }
+  | {
+      readonly type: 'created';
+      readonly task: TaskFacts;
+      readonly ttlMs: number | null;
+      /** The task's priority when not the default 0 (lower runs first). */
+      readonly priority?: number;
+    }
+  /** A repeated idempotent create got this existing task; nothing new was started. */
+  | { readonly type: 'idempotent_hit'; readonly task: TaskFacts; readonly status: TaskStatus }
   | {
       readonly type: 'started';
       readonly task: TaskFacts;

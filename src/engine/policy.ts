@@ -23,6 +23,11 @@ export interface TaskPolicy {
    * together); `null` for no bound. Tasks over it wait their turn; none is refused or dropped.
    */
   readonly maxRunningTasksPerOwner: number | null;
+  /**
+   * How long an idempotency key keeps returning the task it created; `null` (the default):
+   * as long as the task is kept (its TTL). Never longer than the task.
+   */
+  readonly idempotencyWindowMs: number | null;
 }
 
 export const DEFAULT_TASK_POLICY: TaskPolicy = {
@@ -33,6 +38,7 @@ export const DEFAULT_TASK_POLICY: TaskPolicy = {
   minPollIntervalMs: 100,
   maxLiveTasksPerOwner: 1000,
   maxRunningTasksPerOwner: 64,
+  idempotencyWindowMs: null,
 };
 
 /**
@@ -65,6 +71,12 @@ export function checkPolicy(policy: TaskPolicy): TaskPolicy {
   const running = policy.maxRunningTasksPerOwner;
   if (running !== null && (!Number.isInteger(running) || running < 1)) {
     throw new RangeError(`policy.maxRunningTasksPerOwner must be a whole number of 1 or more, got ${running}`);
+  }
+  const window = policy.idempotencyWindowMs;
+  if (window !== null && (!Number.isInteger(window) || window < 1)) {
+    throw new RangeError(
+      `policy.idempotencyWindowMs must be a whole number of milliseconds of 1 or more, or null, got ${window}`,
+    );
   }
   return policy;
 }

@@ -37,6 +37,22 @@ export interface CreateOptions {
    * share). The runtime keeps it with the task, so whichever worker takes it enforces it.
    */
   readonly maxRunningForOwner?: number;
+  /** Makes the create idempotent: see `IdempotencyClaim`. */
+  readonly idempotency?: IdempotencyClaim;
+}
+
+/**
+ * What a runtime holds for an idempotent create. Atomically with storing the record (across
+ * every process sharing the runtime), the runtime either takes `claim` for the new task until
+ * `expiresAt`, or, when a task it still has holds the claim, stores nothing, starts nothing and
+ * resolves `create` with that task's record (its id differs from the one asked for). The engine
+ * decides what a repeat means (same arguments or a conflict); the runtime only keeps the claim.
+ */
+export interface IdempotencyClaim {
+  /** Opaque and safe as a key part (base64url): a digest of principal, tool and key. */
+  readonly claim: string;
+  /** When the claim lapses (ms since the epoch; `Infinity` for never); at most the task's expiry. */
+  readonly expiresAt: number;
 }
 
 /**
@@ -58,6 +74,12 @@ export interface TaskRuntime {
    * already has `maxLiveForOwner` tasks that have not ended.
    */
   create(record: NewTaskRecord, options?: CreateOptions): Promise<TaskRecord>;
+  /**
+   * For runtimes that place tasks by id (shards): one of the ids `draw` returns, chosen so that
+   * a task stored under it lives where `claim` is kept, which lets one atomic operation take
+   * the claim and store the record. Runtimes without placement leave it out.
+   */
+  idForClaim?(claim: string, draw: () => string): string;
   /** The record, or `undefined` if unknown or past its TTL. */
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** One page of `owner`'s tasks in creation order, starting after `after`. */

@@ -90,7 +90,15 @@ export interface TaskRecord {
   readonly keepAliveMs?: number;
   /** The id a SEP-1686 client chose; `taskId` is where it is stored, in the client's namespace. */
   readonly clientTaskId?: string;
+  /**
+   * Run order among tasks waiting for a worker slot: 0 to `MAX_PRIORITY`, lower first (as in
+   * BullMQ); absent means 0. Tasks of the same priority run in creation order.
+   */
+  readonly priority?: number;
 }
+
+/** The highest priority number a task may have (the one that runs last). */
+export const MAX_PRIORITY = 1000;
 
 /** What a runtime needs to store a new task; the engine fills in ids, clocks and policy. */
 export type NewTaskRecord = TaskRecord & { readonly status: 'working' };

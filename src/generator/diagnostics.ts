@@ -41,7 +41,11 @@ export const DiagnosticCode = {
   InvalidToolName: 'MTG3003',
   DuplicateToolName: 'MTG3004',
   InvalidQuestion: 'MTG3005',
-  /** A retry policy or timeout that cannot work (`attempts: 0`, a negative delay, an unknown backoff). */
+  /**
+   * A policy option of `@Task` that cannot work: a retry policy or timeout (`attempts: 0`, a
+   * negative delay, an unknown backoff), or a creation policy out of its bounds (`idempotent`,
+   * `priority`, `priorityFromCall`).
+   */
   InvalidPolicy: 'MTG3006',
   ProjectLoadFailed: 'MTG9001',
 } as const;

@@ -45,6 +45,12 @@ export interface ToolIR {
   readonly timeoutMs?: number;
   /** `@Task({ unawareClients })`: what callers without tasks get from the tool. */
   readonly unawareClients?: 'auto' | 'handle' | 'inline';
+  /** `@Task({ idempotent: true })`: repeats of the same call return the first call's task. */
+  readonly idempotent?: true;
+  /** `@Task({ priority })`: 0 to 1000, lower runs first. */
+  readonly priority?: number;
+  /** `@Task({ priorityFromCall: true })`: a call may set its own priority in `_meta`. */
+  readonly priorityFromCall?: true;
   readonly target: TargetIR;
   /** `path/relative/to/tsconfig/dir.ts:line:col` of the method name. */
   readonly source: string;

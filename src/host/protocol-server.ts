@@ -193,8 +193,12 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     options.revision === '2025-11-25'
       ? server.getClientCapabilities()
       : (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  // The HTTP front door's idempotency header; the adapters prefer the call's own `_meta` key.
+  const idempotencyHeader = (ctx: ServerContext): string | undefined =>
+    ctx.http?.req?.headers?.get('idempotency-key') ?? undefined;
   const callContext = async (ctx: ServerContext): Promise<CallContext> => ({
     caller: await caller(ctx),
+    ...withDefined('idempotencyKeyHeader', idempotencyHeader(ctx)),
     signal: ctx.mcpReq.signal,
     onProgress: progressForwarder(ctx),
     onLog: logForwarder(ctx),
@@ -646,4 +650,9 @@ function asProtocolError(error: unknown, logger: Logger, method: string): Protoc
     });
   }
   return new ProtocolError(rpc.code, rpc.message, rpc.data);
+}
+
+/** `{ [name]: value }`, or nothing when the value is absent (for optional fields under exactOptionalPropertyTypes). */
+function withDefined<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [name]: value }) as { [P in K]?: V };
 }

@@ -47,6 +47,11 @@ export const JsonRpcErrorCode = {
   HeaderMismatch: -32020,
   /** 2026-07-28: the request needs a client capability the client did not declare. */
   MissingRequiredClientCapability: -32021,
+  /**
+   * The idempotency key of a task-augmented `tools/call` was already used, within its window,
+   * by the same caller for the same tool with other arguments.
+   */
+  IdempotencyConflict: -32030,
 } as const;
 
 /** One of the codes in `JsonRpcErrorCode`. */

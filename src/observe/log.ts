@@ -140,7 +140,17 @@ function describe(event: LifecycleEvent): {
 } {
   switch (event.type) {
     case 'created':
-      return { level: 'info', message: 'task created', data: { ttlMs: event.ttlMs } };
+      return {
+        level: 'info',
+        message: 'task created',
+        data: { ttlMs: event.ttlMs, ...(event.priority !== undefined && { priority: event.priority }) },
+      };
+    case 'idempotent_hit':
+      return {
+        level: 'info',
+        message: 'task returned for a repeated idempotent create',
+        data: { idempotentHit: true, status: event.status },
+      };
     case 'started':
       return {
         level: 'info',

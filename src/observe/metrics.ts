@@ -45,6 +45,7 @@ function promClient(): typeof import('prom-client') {
 export class TaskMetrics implements TaskObserver {
   readonly registry: Registry;
   private readonly created: Counter<'tool'>;
+  private readonly idempotentHits: Counter<'tool'>;
   private readonly completed: Counter<'tool'>;
   private readonly failed: Counter<'tool' | 'kind'>;
   private readonly cancelled: Counter<'tool'>;
@@ -66,6 +67,11 @@ export class TaskMetrics implements TaskObserver {
     const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
       new Counter<L>({ name, help, labelNames, registers });
     this.created = counter('mcp_task_created_total', 'Tasks created, by tool.', ['tool']);
+    this.idempotentHits = counter(
+      'mcp_task_idempotent_hits_total',
+      'Repeated idempotent creates answered with the existing task, by tool.',
+      ['tool'],
+    );
     this.completed = counter('mcp_task_completed_total', 'Task runs that completed, by tool.', ['tool']);
     this.failed = counter('mcp_task_failed_total', 'Task runs that failed, by tool and kind (tool_error, error).', [
       'tool',
@@ -221,6 +227,9 @@ export class TaskMetrics implements TaskObserver {
     switch (event.type) {
       case 'created':
         this.created.inc({ tool });
+        return;
+      case 'idempotent_hit':
+        this.idempotentHits.inc({ tool });
         return;
       case 'started':
         if (!event.resumed) this.queueWait.observe({ tool }, event.queueWaitMs / 1000);

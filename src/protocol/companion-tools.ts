@@ -294,7 +294,7 @@ export class UnawareClients {
       }
       record = await asRpc(() => this.calls.engine.get(ctx.caller, carried));
     } else {
-      record = await this.calls.startTask(tool, args, ctx);
+      record = await this.calls.startTask(tool, args, ctx, params);
     }
     if (mode === 'handle') return this.handle(record);
     const waited = await this.waitOnCall(record, this.settings.graceMs, ctx, 'grace');

@@ -16,11 +16,15 @@ export function toJsonRpcError(error: unknown): JsonRpcError {
       case 'TASK_TERMINAL':
       case 'INVALID_CURSOR':
       case 'DUPLICATE_TASK':
+      case 'INVALID_IDEMPOTENCY_KEY':
+      case 'INVALID_PRIORITY':
         return new JsonRpcError(JsonRpcErrorCode.InvalidParams, error.message);
       case 'LISTING_UNAVAILABLE':
         return new JsonRpcError(JsonRpcErrorCode.MethodNotFound, error.message);
       case 'RUNTIME_UNAVAILABLE':
         return new JsonRpcError(JsonRpcErrorCode.InternalError, error.message);
+      case 'IDEMPOTENCY_CONFLICT':
+        return new JsonRpcError(JsonRpcErrorCode.IdempotencyConflict, error.message);
       case 'LIMIT_EXCEEDED': {
         const { limit, value } = error as LimitExceededError;
         return new JsonRpcError(JsonRpcErrorCode.LimitExceeded, error.message, { limit, value });

@@ -9,10 +9,10 @@ import { type Caller, clientTaskKey } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type TaskRecord } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
-import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
+import { idempotencyKeyOf, isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
-import type { CallContext, ToolCalls } from './tool-calls.js';
+import { type CallContext, priorityRequest, type ToolCalls } from './tool-calls.js';
 
 export const SEP1686_TASK_META_KEY = 'modelcontextprotocol.io/task';
 export const SEP1686_RELATED_TASK_META_KEY = 'modelcontextprotocol.io/related-task';
@@ -114,12 +114,16 @@ export class Sep1686Dialect {
     this.calls.checkClientCapabilities(tool, ctx.clientCapabilities);
     // A tool that never runs as a task is processed normally, as a receiver without tasks would.
     if (tool.taskSupport === 'forbidden') return this.calls.runInline(tool, args, ctx);
+    const idempotencyKey = idempotencyKeyOf(params, ctx.idempotencyKeyHeader);
     let record: TaskRecord;
     try {
       record = await this.calls.engine.createWithId(ctx.caller, taskRequest.taskId, {
         tool: tool.name,
         args,
         keepAliveMs: taskRequest.keepAlive ?? 0,
+        ...(idempotencyKey !== undefined && { idempotencyKey }),
+        ...(tool.idempotent === true && { idempotent: true }),
+        ...priorityRequest(tool, params),
         ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
       });
     } catch (error) {
@@ -130,7 +134,8 @@ export class Sep1686Dialect {
       throw toJsonRpcError(error);
     }
     const taskId = record.taskId;
-    const clientTaskId = taskRequest.taskId;
+    // A repeated idempotent call gets the first call's task, under the id that call chose.
+    const clientTaskId = clientIdOf(record);
     await ctx
       .announce({ method: 'notifications/tasks/created', params: { _meta: related(clientTaskId) } })
       .catch(() => {});

@@ -100,7 +100,7 @@ export class Tasks2025Dialect {
         'params.task.ttl must be a non-negative number of milliseconds or null',
       );
     }
-    const record = await this.calls.startTask(tool, args, ctx, requestedTtl as number | null | undefined);
+    const record = await this.calls.startTask(tool, args, ctx, params, requestedTtl as number | null | undefined);
     return { task: toTask2025(record) };
   }
 

@@ -131,7 +131,7 @@ export class Tasks2026Dialect {
       return { resultType: 'input_required', inputRequests: toInputRequests(upfront.missing) };
     }
     const answered = Object.keys(upfront.answers).length > 0 ? upfront.answers : undefined;
-    const record = await this.calls.startTask(tool, args, ctx, undefined, answered);
+    const record = await this.calls.startTask(tool, args, ctx, params, undefined, answered);
     return { resultType: 'task', ...toTask2026(record) };
   }
 

@@ -11,7 +11,7 @@ import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
 import { type LogListener, pendingQuestion, type ToolRegistry } from '../tools/registry.js';
-import { isPlainObject, type Params, toolName } from './params.js';
+import { idempotencyKeyOf, isPlainObject, type Params, requestedPriorityOf, toolName } from './params.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
 
 export interface CallContext {
@@ -26,6 +26,8 @@ export interface CallContext {
    * request's `_meta`. Absent where nothing was declared.
    */
   readonly clientCapabilities?: unknown;
+  /** The `Idempotency-Key` header of the HTTP request that carried the call, as the host read it. */
+  readonly idempotencyKeyHeader?: string;
   /** How an inline run asks its caller (2025-11-25: an elicitation on the request's stream). */
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
 }
@@ -122,17 +124,26 @@ export class ToolCalls {
     }
   }
 
+  /**
+   * Creates the call's task. `params` carries its idempotency key, if any, in `_meta` (else the
+   * host's `Idempotency-Key` header counts): a repeat returns the first call's task.
+   */
   async startTask(
     tool: TaskToolDefinition,
     args: unknown,
     ctx: CallContext,
+    params: Params,
     requestedTtlMs?: number | null,
     inputAnswers?: Readonly<Record<string, InputAnswer>>,
   ): Promise<TaskRecord> {
+    const idempotencyKey = idempotencyKeyOf(params, ctx.idempotencyKeyHeader);
     return asRpc(() =>
       this.engine.create(ctx.caller, {
         tool: tool.name,
         args,
+        ...(idempotencyKey !== undefined && { idempotencyKey }),
+        ...(tool.idempotent === true && { idempotent: true }),
+        ...priorityRequest(tool, params),
         ...(requestedTtlMs !== undefined && { requestedTtlMs }),
         ...(inputAnswers && { inputAnswers }),
         ...(tool.ttlMs !== undefined && { toolTtlMs: tool.ttlMs }),
@@ -243,6 +254,18 @@ export class ToolCalls {
     if (action !== 'accept' && action !== 'decline' && action !== 'cancel') return 'not an answer';
     return this.registry.checkAnswer(toolName, pending, given as InputAnswer);
   }
+}
+
+/** The priority fields of a create: the tool's, and the call's own when the tool allows it. */
+export function priorityRequest(
+  tool: TaskToolDefinition,
+  params: Params,
+): { toolPriority?: number; requestedPriority?: unknown; priorityFromCall?: boolean } {
+  const requested = tool.priorityFromCall === true ? requestedPriorityOf(params) : undefined;
+  return {
+    ...(tool.priority !== undefined && { toolPriority: tool.priority }),
+    ...(requested !== undefined && { requestedPriority: requested, priorityFromCall: true }),
+  };
 }
 
 /**

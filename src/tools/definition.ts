@@ -72,6 +72,15 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   /** `@Task({ timeoutMs })`: the longest one attempt may run (see `TaskOptions.timeoutMs`). */
   readonly timeoutMs?: number;
   /**
+   * `@Task({ idempotent: true })`: a call without an idempotency key gets one derived from the
+   * caller, the tool and its canonical arguments, so a repeat returns the first call's task.
+   */
+  readonly idempotent?: boolean;
+  /** `@Task({ priority })`: 0 (the default) to 1000 (`MAX_PRIORITY`); lower runs first. */
+  readonly priority?: number;
+  /** `@Task({ priorityFromCall: true })`: a call's `_meta["mcp-task-server/priority"]` counts. */
+  readonly priorityFromCall?: boolean;
+  /**
    * Client capabilities the tool cannot run without. A call from a client that did not declare
    * each of them is refused before anything runs (`-32021`, naming the missing ones), since a
    * server must not rely on a capability the client did not declare. Written by hand; the

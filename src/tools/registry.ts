@@ -23,6 +23,7 @@ import {
 import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
+import { MAX_PRIORITY } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { childLogger, type Logger, silentLogger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
@@ -124,6 +125,7 @@ export class ToolRegistry implements TaskExecutor {
     for (const tool of options.manifest.tools) {
       assertStillMarked(tool);
       assertValidPolicy(tool);
+      assertPolicyOptions(tool);
       if (this.tools.has(tool.name)) throw new ManifestError(`Two tools are named '${tool.name}'`);
       this.tools.set(tool.name, tool);
       const instance = options.instances.find((candidate) => candidate instanceof tool.target.class);
@@ -498,6 +500,25 @@ function teeLogger(log: Logger, listener: LogListener, tool: string): Logger {
       listener(level, message, data, tool);
     };
   return { debug: tee('debug'), info: tee('info'), warn: tee('warn'), error: tee('error') };
+}
+
+/**
+ * The creation policies of a manifest entry, checked again at start-up: a hand-edited or
+ * hand-written manifest gets the bounds `mcp-taskgen` enforces.
+ */
+function assertPolicyOptions(tool: TaskToolDefinition): void {
+  const where = `Tool ${tool.name} (${tool.source})`;
+  for (const option of ['idempotent', 'priorityFromCall'] as const) {
+    if (tool[option] !== undefined && typeof tool[option] !== 'boolean') {
+      throw new ManifestError(`${where}: ${option} must be true or false, got ${JSON.stringify(tool[option])}`);
+    }
+  }
+  const priority = tool.priority;
+  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 0 && priority <= MAX_PRIORITY)) {
+    throw new ManifestError(
+      `${where}: priority must be a whole number from 0 to ${MAX_PRIORITY} (lower runs first), got ${JSON.stringify(priority)}`,
+    );
+  }
 }
 
 /**

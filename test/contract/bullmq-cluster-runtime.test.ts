@@ -31,6 +31,6 @@ describeWithClusterBinaries('bullmq runtime contract on Redis Cluster', () => {
       worker: { executor, concurrency, shutdownGraceMs: 200, inputGraceMs: 50, logger: quietLogger },
     });
     await runtime.worker?.started;
-    return { runtime, dispose: () => runtime.close() };
+    return { runtime, sharded: true, dispose: () => runtime.close() };
   });
 });

@@ -27,6 +27,7 @@ async function startRuntime(
   await runtime.worker?.started;
   return {
     runtime,
+    ...(shards > 1 && { sharded: true }),
     dispose: async () => {
       await runtime.close();
       await deleteKeysUnder(prefix);

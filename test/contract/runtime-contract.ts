@@ -15,6 +15,12 @@ import { POLICY_GRACE_MS, POLICY_TIMEOUT_MS, PolicyMethods, policyRegistry } fro
 
 export interface RuntimeUnderTest {
   readonly runtime: TaskRuntime;
+  /**
+   * The runtime spreads tasks over shards (BullMQ with several): each shard's queue is ordered
+   * on its own, so priority order is not promised between tasks of different shards, and a
+   * client-chosen id keeps its idempotency key on its own shard.
+   */
+  readonly sharded?: boolean;
   /** Releases everything the factory made (queues, keys, connections). */
   dispose(): Promise<void>;
 }
@@ -367,6 +373,178 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       expect((await engine.get(ALICE, alices.taskId)).status).toBe('working');
       await expect(engine.get(BOB, alices.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
       executor.release(alices.taskId);
+    });
+
+    it('starts waiting tasks by priority on one worker slot, lower first, equal ones in creation order', async () => {
+      const engine = await setUp(1);
+      const blocker = await engine.create(ALICE, { tool: 't', args: { script: 'wait' } });
+      await waitUntil(() => executor.started.includes(blocker.taskId));
+      const waiting: { priority: number; taskId: string }[] = [];
+      for (const priority of [5, 1, 0, 3, 1, 900]) {
+        const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' }, toolPriority: priority });
+        expect(created.priority ?? 0).toBe(priority);
+        waiting.push({ priority, taskId: created.taskId });
+      }
+      executor.release(blocker.taskId);
+      for (const { taskId } of waiting) await engine.waitForTerminal(ALICE, taskId);
+      const order = executor.started.slice(1);
+      expect([...order].sort()).toEqual(waiting.map((task) => task.taskId).sort());
+      if (current?.sharded) return;
+      const expected = [...waiting].sort((a, b) => a.priority - b.priority).map((task) => task.taskId);
+      expect(order).toEqual(expected);
+    });
+
+    it("takes a call's own priority only when the tool allows it, and bounds it", async () => {
+      const engine = await setUp();
+      const allowed = await engine.create(ALICE, {
+        tool: 't',
+        args: { script: 'finish' },
+        toolPriority: 5,
+        requestedPriority: 2,
+        priorityFromCall: true,
+      });
+      expect(allowed.priority).toBe(2);
+      const ignored = await engine.create(ALICE, {
+        tool: 't',
+        args: { script: 'finish' },
+        toolPriority: 5,
+        requestedPriority: 2,
+      });
+      expect(ignored.priority).toBe(5);
+      for (const requestedPriority of [-1, 1001, 1.5, '3']) {
+        await expect(
+          engine.create(ALICE, { tool: 't', args: { script: 'finish' }, requestedPriority, priorityFromCall: true }),
+        ).rejects.toMatchObject({
+          code: 'INVALID_PRIORITY',
+          message: expect.stringMatching(/mcp-task-server\/priority/),
+        });
+      }
+    });
+
+    describe('idempotent creation', () => {
+      it('returns the first task, as it is now, for a repeat with the same key, and runs it once', async () => {
+        const engine = await setUp();
+        const request = { tool: 't', args: { script: 'finish', text: 'once' }, idempotencyKey: 'order-17' };
+        const first = await engine.create(ALICE, request);
+        await engine.waitForTerminal(ALICE, first.taskId);
+        const again = await engine.create(ALICE, { ...request, args: { text: 'once', script: 'finish' } });
+        expect(again.taskId).toBe(first.taskId);
+        expect(again.status).toBe('completed');
+        await sleep(100);
+        expect(executor.started.filter((id) => id === first.taskId)).toHaveLength(1);
+        expect(executor.started).toHaveLength(1);
+      });
+
+      it('makes one task of concurrent repeats', async () => {
+        const engine = await setUp();
+        const request = { tool: 't', args: { script: 'wait' }, idempotencyKey: 'racing' };
+        const created = await Promise.all(Array.from({ length: 8 }, () => engine.create(ALICE, request)));
+        expect(new Set(created.map((record) => record.taskId)).size).toBe(1);
+        const taskId = created[0]?.taskId as string;
+        await waitUntil(() => executor.started.includes(taskId));
+        await sleep(100);
+        expect(executor.started).toEqual([taskId]);
+        executor.release(taskId);
+      });
+
+      it('refuses the same key with other arguments or for another tool, leaving the first task alone', async () => {
+        const engine = await setUp();
+        const first = await engine.create(ALICE, { tool: 't', args: { script: 'wait' }, idempotencyKey: 'k1' });
+        await expect(
+          engine.create(ALICE, { tool: 't', args: { script: 'finish' }, idempotencyKey: 'k1' }),
+        ).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+        // Another tool with the same key is another request: its own task.
+        const other = await engine.create(ALICE, { tool: 'u', args: { script: 'finish' }, idempotencyKey: 'k1' });
+        expect(other.taskId).not.toBe(first.taskId);
+        expect((await engine.get(ALICE, first.taskId)).status).toBe('working');
+        executor.release(first.taskId);
+      });
+
+      it("keeps each principal's keys apart: the same key gives two principals two tasks", async () => {
+        const engine = await setUp();
+        const alices = await engine.create(ALICE, { tool: 't', args: { script: 'wait' }, idempotencyKey: 'shared' });
+        const bobs = await engine.create(BOB, { tool: 't', args: { script: 'wait' }, idempotencyKey: 'shared' });
+        expect(bobs.taskId).not.toBe(alices.taskId);
+        expect(bobs.owner).toBe('bob');
+        await expect(engine.get(BOB, alices.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+        executor.release(alices.taskId);
+        executor.release(bobs.taskId);
+      });
+
+      it('derives the key from the canonical arguments of an idempotent tool', async () => {
+        const engine = await setUp();
+        const first = await engine.create(ALICE, { tool: 't', args: { script: 'wait', text: 'a' }, idempotent: true });
+        const same = await engine.create(ALICE, { tool: 't', args: { text: 'a', script: 'wait' }, idempotent: true });
+        const other = await engine.create(ALICE, { tool: 't', args: { script: 'wait', text: 'b' }, idempotent: true });
+        expect(same.taskId).toBe(first.taskId);
+        expect(other.taskId).not.toBe(first.taskId);
+        executor.release(first.taskId);
+        executor.release(other.taskId);
+      });
+
+      it('treats a client-chosen id repeated with its key as a repeat, and a new id under a held key too', async () => {
+        const engine = await setUp();
+        const request = { tool: 't', args: { script: 'wait' }, idempotencyKey: 'sep' };
+        const first = await engine.createWithId(ALICE, 'chosen-1', request);
+        expect((await engine.createWithId(ALICE, 'chosen-1', request)).taskId).toBe(first.taskId);
+        // Without the key the same id is still a duplicate.
+        await expect(
+          engine.createWithId(ALICE, 'chosen-1', { tool: 't', args: { script: 'wait' } }),
+        ).rejects.toMatchObject({ code: 'DUPLICATE_TASK' });
+        if (!current?.sharded) {
+          // Another id under the held key: the first task (on one shard, where the claim lives).
+          const again = await engine.createWithId(ALICE, 'chosen-2', request);
+          expect(again.taskId).toBe(first.taskId);
+          expect(again.clientTaskId).toBe('chosen-1');
+        }
+        await sleep(50);
+        expect(executor.started).toEqual([first.taskId]);
+        executor.release(first.taskId);
+      });
+
+      it('answers a repeat with its first task even when the caller is at its live-task quota', async () => {
+        const engine = await setUp(8, { maxLiveTasksPerOwner: 2 });
+        const request = { tool: 't', args: { script: 'finish' }, idempotencyKey: 'at-quota' };
+        const first = await engine.create(ALICE, request);
+        await engine.waitForTerminal(ALICE, first.taskId);
+        const busy = [
+          await engine.create(ALICE, { tool: 't', args: { script: 'wait' } }),
+          await engine.create(ALICE, { tool: 't', args: { script: 'wait' } }),
+        ];
+        expect((await engine.create(ALICE, request)).taskId).toBe(first.taskId);
+        await expect(engine.create(ALICE, { ...request, idempotencyKey: 'new' })).rejects.toMatchObject({
+          code: 'LIMIT_EXCEEDED',
+        });
+        for (const task of busy) {
+          await waitUntil(() => executor.started.includes(task.taskId));
+          executor.release(task.taskId);
+        }
+      });
+
+      it('creates a new task once the window has passed', async () => {
+        const engine = await setUp(8, { idempotencyWindowMs: 300 });
+        const request = { tool: 't', args: { script: 'finish' }, idempotencyKey: 'windowed' };
+        const first = await engine.create(ALICE, request);
+        expect((await engine.create(ALICE, request)).taskId).toBe(first.taskId);
+        await sleep(first.createdAt + 300 - Date.now() + 100);
+        const later = await engine.create(ALICE, request);
+        expect(later.taskId).not.toBe(first.taskId);
+        // The first task is still kept (its TTL is longer than the window).
+        expect((await engine.get(ALICE, first.taskId)).status).toBe('completed');
+      });
+
+      it('refuses a key that is too long or holds spaces, naming the field', async () => {
+        const engine = await setUp();
+        for (const idempotencyKey of ['x'.repeat(256), 'has space', '', 42]) {
+          await expect(
+            engine.create(ALICE, { tool: 't', args: { script: 'finish' }, idempotencyKey }),
+          ).rejects.toMatchObject({
+            code: 'INVALID_IDEMPOTENCY_KEY',
+            message: expect.stringMatching(/idempotency key/),
+          });
+        }
+        expect(executor.started).toEqual([]);
+      });
     });
 
     it('runs a task whose client-chosen id is all digits', async () => {

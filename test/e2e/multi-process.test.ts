@@ -155,6 +155,69 @@ function describeMultiProcess(deploy: () => Promise<Deployment>): void {
     stream.close();
   });
 
+  it('makes one task of the same idempotent create sent to both servers at once, on both revisions', async () => {
+    const key = `e2e-${randomUUID()}`;
+    const args = { seconds: 1, label: 'idempotent' };
+    const call = (client: Client) =>
+      client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'slow_compute', arguments: args, task: {}, _meta: { 'mcp-task-server/idempotencyKey': key } },
+        },
+        CreateTaskResultSchema,
+      );
+    const [onA, onB] = await Promise.all([client(serverA), client(serverB)]);
+    const created = await Promise.all([call(onA), call(onB), call(onA), call(onB)]);
+    const taskIds = new Set(created.map((reply) => reply.task.taskId));
+    expect(taskIds.size).toBe(1);
+    const [taskId] = [...taskIds] as [string];
+    // The same key over 2026-07-28, as `_meta` and as the HTTP header, names the same task.
+    const viaMeta = await rpc2026(serverB.url as string, 'tools/call', {
+      name: 'slow_compute',
+      arguments: args,
+      _meta: { 'mcp-task-server/idempotencyKey': key },
+    });
+    expect(viaMeta.result?.taskId).toBe(taskId);
+    // Other arguments under the same key are refused, and change nothing.
+    const conflict = await rpc2026(
+      serverA.url as string,
+      'tools/call',
+      { name: 'slow_compute', arguments: { ...args, label: 'other' } },
+      { headers: { 'idempotency-key': key } },
+    );
+    expect(conflict.error).toMatchObject({ code: -32030, message: expect.stringMatching(/idempotency key/) });
+    const result = await onB.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'Computed idempotent in 1s' }]);
+  });
+
+  it('honours the Idempotency-Key header on 2025-11-25 and 2026-07-28 calls across servers', async () => {
+    const key = `header-${randomUUID()}`;
+    const args = { seconds: 0, label: 'header' };
+    const headers = { 'idempotency-key': key };
+    const [first, second] = await Promise.all([
+      rpc2026(serverA.url as string, 'tools/call', { name: 'slow_compute', arguments: args }, { headers }),
+      rpc2026(serverB.url as string, 'tools/call', { name: 'slow_compute', arguments: args }, { headers }),
+    ]);
+    const taskId = first.result?.taskId as string;
+    expect(typeof taskId).toBe('string');
+    expect(second.result?.taskId).toBe(taskId);
+    const legacy = await connectV1(serverB.url as string, { headers });
+    clients.push(legacy);
+    const again = await legacy.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: args, task: {} } },
+      CreateTaskResultSchema,
+    );
+    expect(again.task.taskId).toBe(taskId);
+    // A key with a space is refused before anything is created, naming what was wrong.
+    const refused = await rpc2026(
+      serverA.url as string,
+      'tools/call',
+      { name: 'slow_compute', arguments: args },
+      { headers: { 'idempotency-key': 'not valid' } },
+    );
+    expect(refused.error).toMatchObject({ code: -32602, message: expect.stringMatching(/idempotency key/) });
+  });
+
   it('serves 2026-07-28 clients across servers the same way', async () => {
     const created = await rpc2026(serverB.url as string, 'tools/call', {
       name: 'slow_compute',

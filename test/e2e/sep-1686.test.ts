@@ -92,6 +92,28 @@ describe('SEP-1686 shim enabled', () => {
     expect(stored.content).toEqual(result.content);
   });
 
+  it('answers a repeat with the same idempotency key with the first task, under the id it chose', async () => {
+    const call = (taskId: string) =>
+      client.request(
+        {
+          method: 'tools/call',
+          params: {
+            name: 'slow_compute',
+            arguments: { seconds: 0.3, label: 'keyed' },
+            _meta: { [TASK]: { taskId, keepAlive: 60_000 }, 'mcp-task-server/idempotencyKey': 'sep-key-1' },
+          },
+        },
+        CallToolResultSchema,
+        { timeout: 30_000 },
+      );
+    const first = await call('k-first');
+    const again = await call('k-second');
+    expect(again.content).toEqual(first.content);
+    expect(again._meta?.[RELATED]).toEqual({ taskId: 'k-first' });
+    expect(created.filter((entry) => JSON.stringify(entry) === '{"taskId":"k-second"}')).toEqual([]);
+    await expect(getTask(client, 'k-second')).rejects.toMatchObject({ code: -32602 });
+  });
+
   it('refuses a taken id and a malformed one with -32602', async () => {
     await callWithTask(client, 'a-dup', { seconds: 0, label: 'dup' });
     await expect(callWithTask(client, 'a-dup', { seconds: 0, label: 'dup' })).rejects.toMatchObject({ code: -32602 });

@@ -27,7 +27,13 @@ export async function startServer(options: TaskServerOptions): Promise<RunningSe
  */
 export async function connectV1(
   url: string,
-  options: { token?: string; capabilities?: Record<string, unknown>; standaloneStream?: boolean } = {},
+  options: {
+    token?: string;
+    capabilities?: Record<string, unknown>;
+    standaloneStream?: boolean;
+    /** Sent on every request (an `Idempotency-Key`, say). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Client> {
   const client = new Client(
     { name: 'mcp-task-server-e2e', version: '1.0.0' },
@@ -38,7 +44,11 @@ export async function connectV1(
       ? new Response(null, { status: 405, statusText: 'Method Not Allowed' })
       : fetch(input, init);
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    ...(options.token && { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } }),
+    ...((options.token || options.headers) && {
+      requestInit: {
+        headers: { ...options.headers, ...(options.token && { Authorization: `Bearer ${options.token}` }) },
+      },
+    }),
     ...(options.standaloneStream === false && { fetch: withoutStandaloneStream }),
   });
   await client.connect(transport);

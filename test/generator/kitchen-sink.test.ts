@@ -45,6 +45,12 @@ describe('kitchen-sink fixture', () => {
     ]);
   });
 
+  it('reads the creation policies as literals', () => {
+    const summarize = result.ir.tools.find((tool) => tool.name === 'summarize');
+    expect(summarize).toMatchObject({ idempotent: true, priority: 3, priorityFromCall: true });
+    expect(generated).toMatch(/idempotent: true,\s+priority: 3,\s+priorityFromCall: true/);
+  });
+
   it('produces an IR that is plain JSON', async () => {
     expect(JSON.parse(JSON.stringify(result.ir))).toEqual(result.ir);
     await expect(`${JSON.stringify(result.ir, null, 2)}\n`).toMatchFileSnapshot(

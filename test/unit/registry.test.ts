@@ -112,6 +112,25 @@ describe('ToolRegistry', () => {
     );
   });
 
+  it('re-checks the creation policies at start-up, naming the tool, its source and the bound', () => {
+    const start = (overrides: Record<string, unknown>) => () =>
+      new ToolRegistry({
+        manifest: defineTaskManifest({ formatVersion: 1, tools: tools(overrides as never) }),
+        instances: [new Shop()],
+      });
+    expect(start({ priority: 0, idempotent: true, priorityFromCall: false })).not.toThrow();
+    expect(start({ priority: 1000 })).not.toThrow();
+    for (const priority of [-1, 1001, 2.5, '3']) {
+      expect(start({ priority })).toThrow(
+        new ManifestError(
+          `Tool order (shop.ts:3:3): priority must be a whole number from 0 to 1000 (lower runs first), got ${JSON.stringify(priority)}`,
+        ),
+      );
+    }
+    expect(start({ idempotent: 'yes' })).toThrow(/Tool order \(shop.ts:3:3\): idempotent must be true or false/);
+    expect(start({ priorityFromCall: 1 })).toThrow(/priorityFromCall must be true or false, got 1/);
+  });
+
   it('refuses a manifest of another format version', () => {
     expect(() => new ToolRegistry({ manifest: { formatVersion: 2 as 1, tools: [] }, instances: [] })).toThrow(
       /format 2/,

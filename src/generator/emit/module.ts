@@ -218,6 +218,9 @@ function toolEntry(tool: ToolIR, { ir, names }: EmitInputs): Code {
   if (tool.retry !== undefined) entries.push(['retry', value({ ...tool.retry })]);
   if (tool.timeoutMs !== undefined) entries.push(['timeoutMs', value(tool.timeoutMs)]);
   if (tool.unawareClients !== undefined) entries.push(['unawareClients', value(tool.unawareClients)]);
+  if (tool.idempotent) entries.push(['idempotent', value(true)]);
+  if (tool.priority !== undefined) entries.push(['priority', value(tool.priority)]);
+  if (tool.priorityFromCall) entries.push(['priorityFromCall', value(true)]);
   entries.push(['inputSchema', value(toolInputSchema(tool, ir))]);
   if (outputSchema) entries.push(['outputSchema', value(outputSchema)]);
   entries.push(['input', raw(inputName)]);

@@ -60,7 +60,15 @@ type OptionKind =
   | 'positiveInteger'
   | 'unawareClients'
   | 'retry'
-  | 'timeout';
+  | 'timeout'
+  | 'policyBoolean'
+  | 'priority';
+
+/** The highest `@Task({ priority })`; the runtime's registry holds the same bound. */
+const MAX_PRIORITY = 1000;
+
+/** Option kinds of creation policies: reported under their own code (`InvalidPolicy`). */
+const POLICY_KINDS: ReadonlySet<OptionKind> = new Set(['policyBoolean', 'priority']);
 
 const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   name: 'string',
@@ -73,6 +81,9 @@ const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   unawareClients: 'unawareClients',
   retry: 'retry',
   timeoutMs: 'timeout',
+  idempotent: 'policyBoolean',
+  priority: 'priority',
+  priorityFromCall: 'policyBoolean',
 };
 
 const TOOL_OPTIONS: Readonly<Record<string, OptionKind>> = { name: 'string', title: 'string', description: 'string' };
@@ -145,6 +156,9 @@ export class MethodReader {
       ...(typeof options.values.unawareClients === 'string'
         ? { unawareClients: options.values.unawareClients as ToolIR['unawareClients'] }
         : {}),
+      ...(options.values.idempotent === true ? { idempotent: true } : {}),
+      ...(typeof options.values.priority === 'number' ? { priority: options.values.priority } : {}),
+      ...(options.values.priorityFromCall === true ? { priorityFromCall: true } : {}),
       target: {
         exportName,
         module: relativeModulePath(method.getSourceFile(), this.rootDir),
@@ -316,7 +330,7 @@ export class MethodReader {
       const problem = optionProblem(kind, evaluated.value);
       if (problem) {
         this.sink.error(
-          DiagnosticCode.InvalidOption,
+          POLICY_KINDS.has(kind) ? DiagnosticCode.InvalidPolicy : DiagnosticCode.InvalidOption,
           initializer,
           `${decoratorName} option '${key}' ${problem}`,
           'See the TaskOptions documentation.',
@@ -796,5 +810,11 @@ function optionProblem(kind: OptionKind, value: JsonValue): string | undefined {
       return value === 'auto' || value === 'handle' || value === 'inline'
         ? undefined
         : "must be 'auto', 'handle' or 'inline'";
+    case 'policyBoolean':
+      return typeof value === 'boolean' ? undefined : 'must be true or false';
+    case 'priority':
+      return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_PRIORITY
+        ? undefined
+        : `must be a whole number from 0 to ${MAX_PRIORITY} (lower runs first)`;
   }
 }

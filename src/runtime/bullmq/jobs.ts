@@ -91,7 +91,20 @@ export class TaskQueue {
 
   /** Adds the task's job, with the record as created for its first run (see above). */
   async enqueue(record: TaskRecord, share?: JobShare): Promise<void> {
-    await this.queue.add(record.tool, this.jobData(record, share), { ...this.jobOptions, jobId: record.taskId });
+    await this.queue.add(record.tool, this.jobData(record, share), this.optionsFor(record));
+  }
+
+  /**
+   * The job's options: the task id as job id and the task's priority. BullMQ takes jobs without
+   * a priority (0) first, then prioritized ones by number, lower first: the order the memory
+   * runtime keeps too. On several shards each shard's queue is ordered on its own.
+   */
+  private optionsFor(record: TaskRecord): JobsOptions {
+    return {
+      ...this.jobOptions,
+      jobId: record.taskId,
+      ...(record.priority !== undefined && record.priority > 0 && { priority: record.priority }),
+    };
   }
 
   private jobData(record: TaskRecord, share: JobShare | undefined): TaskJobData {
@@ -110,7 +123,7 @@ export class TaskQueue {
       this.queue,
       record.tool,
       this.jobData(record, share),
-      this.jobOptions,
+      this.optionsFor(record),
       record.taskId,
     );
     // BullMQ queues its command synchronously; this promise only mirrors the transaction's reply.

@@ -40,6 +40,13 @@ export interface ShardNames {
   jobLock(taskId: string): string;
   /** Set (NX) by the one process that reports the task's expiry; outlives the record briefly. */
   expiryReport(taskId: string): string;
+  /**
+   * The task id holding an idempotency claim, until the claim's window ends. Kept on the
+   * shard of the task it names, so one script takes the claim and stores the record.
+   */
+  idempotency(claim: string): string;
+  /** The prefix of `record(taskId)`: a script reads the record of the id a claim names. */
+  readonly recordPrefix: string;
 }
 
 export interface RuntimeNames {
@@ -149,6 +156,8 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     job: (taskId) => `${prefix}:${queue}:${taskId}`,
     jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
     expiryReport: (taskId) => `${base}:expired:${taskId}`,
+    idempotency: (claim) => `${base}:idempotency:${claim}`,
+    recordPrefix: `${base}:task:`,
   };
 }
 

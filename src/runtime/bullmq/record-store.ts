@@ -12,7 +12,7 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
-import type { ListPage, ListPosition } from '../../engine/runtime.js';
+import type { IdempotencyClaim, ListPage, ListPosition } from '../../engine/runtime.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../engine/task.js';
 import { applyChange, type TaskChange } from '../../engine/transitions.js';
 import type { RedisClient } from './connection.js';
@@ -29,10 +29,14 @@ const PLACEHOLDER_FIELD = 'mcpRefusedTask';
 const PLACEHOLDER_TTL_MS = 10_000;
 
 /**
- * KEYS: record hash, live zset, job hash, [owner zset, owner expiry zset]. ARGV: record JSON,
- * expiry (ms, '' for never), createdAt, taskId, events channel, live-task limit ('' for none).
- * Returns 1 stored, 0 the id is taken, -1 the owner has as many unfinished tasks as the limit
- * allows. The job's insert is sent right behind this on the same connection (see `insert`):
+ * KEYS: record hash, live zset, job hash, idempotency claim, [owner zset, owner expiry zset].
+ * ARGV: record JSON, expiry (ms, '' for never), createdAt, taskId, events channel, live-task
+ * limit ('' for none), claim expiry ('' when the create is not idempotent; 'inf' for never),
+ * prefix of record keys. Returns 1 stored, 0 the id is taken, -1 the owner has as many
+ * unfinished tasks as the limit allows, or the id of the task that holds the claim (which is
+ * still stored), and then stores nothing: check, claim and record in one script, so two racing
+ * creates from any processes make one task. The claim key is on the new task's shard (see
+ * `BullmqTaskRuntime.idForClaim`); the record it names is on the same shard, hence slot. The job's insert is sent right behind this on the same connection (see `insert`):
  * when this refuses, it leaves a short-lived placeholder in the job's hash, so that BullMQ takes
  * the id for a duplicate and adds no job; a later insert that succeeds removes a placeholder
  * still there. The owner's sets live as long as their longest-lived member (TIME instead of a
@@ -65,6 +69,13 @@ local function refuse(code)
   end
   return code
 end
+if ARGV[7] ~= '' then
+  local holder = redis.call('GET', KEYS[4])
+  if holder and redis.call('EXISTS', ARGV[8] .. holder) == 1 then
+    refuse(0)
+    return holder
+  end
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then return refuse(0) end
 if ARGV[6] ~= '' then
   local t = redis.call('TIME')
@@ -72,21 +83,27 @@ if ARGV[6] ~= '' then
   if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return refuse(-1) end
 end
 if redis.call('HEXISTS', KEYS[3], '${PLACEHOLDER_FIELD}') == 1 then redis.call('DEL', KEYS[3]) end
+if ARGV[7] == 'inf' then
+  redis.call('SET', KEYS[4], ARGV[4])
+elseif ARGV[7] ~= '' then
+  redis.call('SET', KEYS[4], ARGV[4])
+  redis.call('PEXPIREAT', KEYS[4], ARGV[7])
+end
 redis.call('HSET', KEYS[1], 'record', ARGV[1], 'version', 1)
 if ARGV[2] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
 add_kept_until(KEYS[2], ARGV[2] == '' and '+inf' or ARGV[2], ARGV[4], ARGV[2])
-if KEYS[4] then add_kept_until(KEYS[4], ARGV[3], ARGV[4], ARGV[2]) end
-if KEYS[5] then
-  if ARGV[2] ~= '' then redis.call('ZADD', KEYS[5], ARGV[2], ARGV[4]) end
+if KEYS[5] then add_kept_until(KEYS[5], ARGV[3], ARGV[4], ARGV[2]) end
+if KEYS[6] then
+  if ARGV[2] ~= '' then redis.call('ZADD', KEYS[6], ARGV[2], ARGV[4]) end
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local dead = redis.call('ZRANGE', KEYS[5], '-inf', now, 'BYSCORE', 'LIMIT', 0, ${PRUNE_BATCH})
+  local dead = redis.call('ZRANGE', KEYS[6], '-inf', now, 'BYSCORE', 'LIMIT', 0, ${PRUNE_BATCH})
   if #dead > 0 then
-    redis.call('ZREM', KEYS[4], unpack(dead))
     redis.call('ZREM', KEYS[5], unpack(dead))
+    redis.call('ZREM', KEYS[6], unpack(dead))
   end
-  local kept = redis.call('PEXPIRETIME', KEYS[4])
-  if kept > 0 then redis.call('PEXPIREAT', KEYS[5], kept) elseif kept == -1 then redis.call('PERSIST', KEYS[5]) end
+  local kept = redis.call('PEXPIRETIME', KEYS[5])
+  if kept > 0 then redis.call('PEXPIREAT', KEYS[6], kept) elseif kept == -1 then redis.call('PERSIST', KEYS[6]) end
 end
 redis.call('PUBLISH', ARGV[5], '{"record":' .. ARGV[1] .. '}')
 return 1
@@ -190,9 +207,9 @@ export class RedisTaskStore {
    * connection may remove a finished task's job, and a duplicate's job insert would then add a
    * job. An id a client chose goes through `insertWithJob`.
    */
-  async insert(record: TaskRecord, quota: LiveRoom | undefined): Promise<void> {
-    checkInserted(
-      await INSERT.run(this.client, this.insertKeys(record), this.insertArgs(record, quota)),
+  async insert(record: TaskRecord, quota: LiveRoom | undefined, claim?: IdempotencyClaim): Promise<Inserted> {
+    return checkInserted(
+      await INSERT.run(this.client, this.insertKeys(record, claim), this.insertArgs(record, quota, claim)),
       record,
       quota,
     );
@@ -205,27 +222,39 @@ export class RedisTaskStore {
   async insertWithJob(
     record: TaskRecord,
     quota: LiveRoom | undefined,
+    claim: IdempotencyClaim | undefined,
     transaction: ChainableCommander,
     addJob: (transaction: ChainableCommander) => void,
-  ): Promise<readonly [Error | null, unknown][]> {
-    INSERT.queue(transaction, this.insertKeys(record), this.insertArgs(record, quota));
+  ): Promise<{ inserted: Inserted; jobReplies: readonly [Error | null, unknown][] }> {
+    INSERT.queue(transaction, this.insertKeys(record, claim), this.insertArgs(record, quota, claim));
     addJob(transaction);
     const replies = (await transaction.exec()) as [Error | null, unknown][] | null;
     if (!replies) throw new Error(`Task ${record.taskId}: the create transaction was aborted`);
     const [insertError, inserted] = replies[0] as [Error | null, unknown];
     if (insertError) throw insertError;
-    checkInserted(inserted, record, quota);
-    return replies.slice(1);
+    return { inserted: checkInserted(inserted, record, quota), jobReplies: replies.slice(1) };
   }
 
-  private insertKeys(record: TaskRecord): string[] {
+  private insertKeys(record: TaskRecord, claim: IdempotencyClaim | undefined): string[] {
     const shard = this.names.shardOf(record.taskId);
-    const keys = [shard.record(record.taskId), shard.live(record.owner), shard.job(record.taskId)];
+    const keys = [
+      shard.record(record.taskId),
+      shard.live(record.owner),
+      shard.job(record.taskId),
+      // Always a key of this shard, so the script's keys stay in one slot; unused without a claim.
+      shard.idempotency(claim?.claim ?? ''),
+    ];
     if (record.owner !== null) keys.push(shard.owner(record.owner), shard.ownerExpiries(record.owner));
     return keys;
   }
 
-  private insertArgs(record: TaskRecord, quota: LiveRoom | undefined): (string | number)[] {
+  private insertArgs(
+    record: TaskRecord,
+    quota: LiveRoom | undefined,
+    claim: IdempotencyClaim | undefined,
+  ): (string | number)[] {
+    const claimExpiry =
+      claim === undefined ? '' : Number.isFinite(claim.expiresAt) ? Math.floor(claim.expiresAt) : 'inf';
     return [
       JSON.stringify(record),
       expiryArgument(expiresAt(record)),
@@ -233,7 +262,17 @@ export class RedisTaskStore {
       record.taskId,
       this.names.eventsChannel,
       quota?.room ?? '',
+      claimExpiry,
+      this.names.shardOf(record.taskId).recordPrefix,
     ];
+  }
+
+  /**
+   * The id of the task holding `claim`, for a create that stops before `INSERT` (which checks
+   * the claim itself, atomically). `undefined` when nobody holds it.
+   */
+  async holderOf(record: TaskRecord, claim: IdempotencyClaim): Promise<string | undefined> {
+    return (await this.client.get(this.names.shardOf(record.taskId).idempotency(claim.claim))) ?? undefined;
   }
 
   /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
@@ -415,12 +454,20 @@ export class RedisTaskStore {
   }
 }
 
+/**
+ * What `INSERT` did: stored the record, or found the idempotency claim held by `holder` (and
+ * stored nothing).
+ */
+export type Inserted = { readonly stored: true } | { readonly stored: false; readonly holder: string };
+
 /** Throws for what `INSERT` refused: 1 stored, 0 the id is taken, -1 the quota is used up. */
-function checkInserted(inserted: unknown, record: TaskRecord, quota: LiveRoom | undefined): void {
+function checkInserted(inserted: unknown, record: TaskRecord, quota: LiveRoom | undefined): Inserted {
+  if (typeof inserted === 'string') return { stored: false, holder: inserted };
   if (inserted === -1) {
     throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${quota?.max} unfinished tasks`);
   }
   if (inserted !== 1) throw new DuplicateTaskError(record.taskId);
+  return { stored: true };
 }
 
 /** The listing order: createdAt, then task id as a string (Redis's order for equal scores). */

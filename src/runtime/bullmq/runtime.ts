@@ -7,6 +7,7 @@ import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
 import type {
   CreateOptions,
+  IdempotencyClaim,
   ListPage,
   ListPosition,
   RuntimeStats,
@@ -27,7 +28,7 @@ import {
 } from './connection.js';
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
-import { type RuntimeNames, runtimeNames } from './keys.js';
+import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
 import { countShareWaiters } from './principal-shares.js';
 import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
@@ -122,15 +123,31 @@ export class BullmqTaskRuntime implements TaskRuntime {
   async create(record: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
+      const claim = options.idempotency;
       // With several shards the quota reads the other shards first (one round trip); inside
       // `insert` it would let the job overtake the record.
-      const room = await this.store.roomFor(stored, options.maxLiveForOwner);
+      let room: LiveRoom | undefined;
+      try {
+        room = await this.store.roomFor(stored, options.maxLiveForOwner);
+      } catch (error) {
+        // Over the quota on the other shards, a repeat still gets its first task: it creates nothing.
+        const heldBy = claim && (await this.store.holderOf(stored, claim));
+        const existing = heldBy && (await this.readHolder(heldBy));
+        if (existing) return existing;
+        throw error;
+      }
       const share = options.maxRunningForOwner === undefined ? undefined : shareOf(stored, options.maxRunningForOwner);
-      const { recordError, jobError } = await this.sendRecordAndJob(stored, room, share);
+      const { recordError, jobError, holder } = await this.sendRecordAndJob(stored, room, claim, share);
       if (recordError !== undefined) {
         // A refused insert added no job; any other failure may have left one to remove.
         if (!isRefusal(recordError)) void this.undoCreate(stored);
         throw recordError;
+      }
+      if (holder !== undefined) {
+        // The claim is held: nothing was stored and the job insert behind was dropped.
+        const existing = await this.readHolder(holder);
+        if (existing) return existing;
+        throw new TaskError('RUNTIME_UNAVAILABLE', 'The task holding this idempotency key ended as it was read; retry');
       }
       if (jobError !== undefined || signal.aborted) {
         // The caller is told it failed (or already was, by the deadline): nothing may run.
@@ -141,6 +158,27 @@ export class BullmqTaskRuntime implements TaskRuntime {
     });
   }
 
+  /** The task holding an idempotency claim, read as `get` reads it (a lost worker says so). */
+  private async readHolder(taskId: string): Promise<TaskRecord | undefined> {
+    const read = await this.store.readWithLock(taskId);
+    return read && withLostWorker(read.record, read.lockHeld);
+  }
+
+  /**
+   * An id drawn until its shard is the claim's: the claim key and the record then share a
+   * slot, and `INSERT` checks and takes the claim atomically with storing the record. Each draw
+   * lands on the right shard with probability 1/shards.
+   */
+  idForClaim(claim: string, draw: () => string): string {
+    const shards = this.names.shards.length;
+    if (shards === 1) return draw();
+    const wanted = shardIndexOf(claim, shards);
+    for (;;) {
+      const taskId = draw();
+      if (shardIndexOf(taskId, shards) === wanted) return taskId;
+    }
+  }
+
   /**
    * A fresh random id cannot be taken, so the two inserts go out back to back. An id a client
    * chose may be taken by a task whose job a worker is removing right now: only a MULTI keeps
@@ -149,22 +187,26 @@ export class BullmqTaskRuntime implements TaskRuntime {
   private async sendRecordAndJob(
     record: TaskRecord,
     room: LiveRoom | undefined,
+    claim: IdempotencyClaim | undefined,
     share: JobShare | undefined,
-  ): Promise<{ recordError?: unknown; jobError?: unknown }> {
+  ): Promise<{ recordError?: unknown; jobError?: unknown; holder?: string }> {
     const queue = this.queueOf(record.taskId);
     if (record.clientTaskId === undefined) {
       const [inserted, enqueued] = await Promise.allSettled([
-        this.store.insert(record, room),
+        this.store.insert(record, room, claim),
         queue.enqueue(record, share),
       ]);
       if (inserted.status === 'rejected') return { recordError: inserted.reason };
+      if (!inserted.value.stored) return { holder: inserted.value.holder };
       return enqueued.status === 'rejected' ? { jobError: enqueued.reason } : {};
     }
     try {
       const transaction = await queue.transaction();
-      const [[jobError] = [null]] = await this.store.insertWithJob(record, room, transaction, (multi) =>
+      const { inserted, jobReplies } = await this.store.insertWithJob(record, room, claim, transaction, (multi) =>
         queue.addTo(multi, record, share),
       );
+      if (!inserted.stored) return { holder: inserted.holder };
+      const [[jobError] = [null]] = jobReplies;
       return jobError ? { jobError } : {};
     } catch (error) {
       return { recordError: error };

@@ -36,7 +36,7 @@ export interface MemoryRuntimeOptions {
   readonly executor: TaskExecutor;
   /**
    * Tasks running at once in this process (default unlimited; the task server's default is 8);
-   * the rest wait their turn in creation order, `working` with the message `queued`. A task
+   * the rest wait their turn by priority (lower first), then in creation order, `working` with the message `queued`. A task
    * waiting for an answer does not count: it uses no CPU, and must not hold the others up.
    */
   readonly concurrency?: number;
@@ -75,6 +75,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
   /** Ids of the tasks that have not ended, per owner (anonymous under ''), for the live-task quota. */
   private readonly live = new Map<string, Set<string>>();
   private readonly queue: string[] = [];
+  /** Idempotency claims: the task holding each, until when (see `IdempotencyClaim`). */
+  private readonly claims = new Map<string, { readonly taskId: string; readonly expiresAt: number }>();
+  /** The claim each task holds, so forgetting the task drops it. */
+  private readonly claimOfTask = new Map<string, string>();
   private readonly listeners = new Set<TaskListener>();
   /** The trace context each queued task was created in, so its run joins that trace. */
   private readonly traces = new Map<string, Record<string, string>>();
@@ -98,15 +102,24 @@ export class MemoryTaskRuntime implements TaskRuntime {
 
   async create(given: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     if (this.closed) throw new Error('The memory runtime is closed');
-    if (await this.get(given.taskId)) {
-      throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${given.taskId}`);
+    const taken = await this.get(given.taskId);
+    // From here to the end of the create nothing awaits: the claim's check and its taking are
+    // one step of the event loop, so two racing creates cannot both take it. A held claim is
+    // checked before the id, as on BullMQ: a repeat under its first call's id is a repeat.
+    const claim = options.idempotency;
+    if (claim) {
+      const held = this.claims.get(claim.claim);
+      const holder = held && held.expiresAt > this.clock() ? this.liveRecord(held.taskId) : undefined;
+      if (holder) return holder;
     }
+    if (taken) throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${given.taskId}`);
     const live = this.live.get(given.owner ?? '') ?? new Set<string>();
     if (options.maxLiveForOwner !== undefined && live.size >= options.maxLiveForOwner) {
       throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${live.size} unfinished tasks`);
     }
     live.add(given.taskId);
     this.live.set(given.owner ?? '', live);
+    if (claim) this.takeClaim(claim.claim, given.taskId, claim.expiresAt);
     // No slot free: it waits, and says so.
     const waits = this.active() + this.queue.length >= this.concurrency;
     const record: TaskRecord = waits && given.statusMessage === undefined ? { ...given, statusMessage: QUEUED } : given;
@@ -123,7 +136,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.emit(record);
     const trace = captureTraceContext();
     if (trace) this.traces.set(record.taskId, trace);
-    this.queue.push(record.taskId);
+    this.enqueue(record);
     if (options.maxRunningForOwner !== undefined) this.shares.set(record.taskId, options.maxRunningForOwner);
     // Start work after the creating request has its answer, never inside it.
     setImmediate(() => this.drain());
@@ -131,12 +144,33 @@ export class MemoryTaskRuntime implements TaskRuntime {
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
+    return this.liveRecord(taskId);
+  }
+
+  /** `get` without the promise: the record unless it is unknown or past its TTL. */
+  private liveRecord(taskId: string): TaskRecord | undefined {
     const record = this.records.get(taskId);
     if (record && expiresAt(record) <= this.clock()) {
       this.forget(taskId, 'expired');
       return undefined;
     }
     return record;
+  }
+
+  /** Holds `claim` for `taskId` until `until`; a timer drops it then, so claims do not pile up. */
+  private takeClaim(claim: string, taskId: string, until: number): void {
+    this.claims.set(claim, { taskId, expiresAt: until });
+    this.claimOfTask.set(taskId, claim);
+    const delay = until - this.clock();
+    if (!Number.isFinite(delay) || delay > 2_147_483_647) return;
+    setTimeout(() => this.dropClaim(taskId), Math.max(0, delay)).unref();
+  }
+
+  private dropClaim(taskId: string): void {
+    const claim = this.claimOfTask.get(taskId);
+    if (claim === undefined) return;
+    this.claimOfTask.delete(taskId);
+    if (this.claims.get(claim)?.taskId === taskId) this.claims.delete(claim);
   }
 
   /** Counted from memory: cheap enough for every scrape. */
@@ -213,6 +247,17 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.expiryTimers.clear();
     for (const timer of this.retryTimers.values()) clearTimeout(timer);
     this.retryTimers.clear();
+  }
+
+  /**
+   * Into the waiting line by priority, lower first, as BullMQ orders its jobs: behind every
+   * task of the same or a lower number, so equal priorities keep creation order.
+   */
+  private enqueue(record: TaskRecord): void {
+    const priority = record.priority ?? 0;
+    let index = this.queue.length;
+    while (index > 0 && (this.records.get(this.queue[index - 1] as string)?.priority ?? 0) > priority) index--;
+    this.queue.splice(index, 0, record.taskId);
   }
 
   private active(): number {
@@ -429,6 +474,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.records.delete(taskId);
     this.traces.delete(taskId);
     this.leaveQueue(taskId);
+    this.dropClaim(taskId);
     if (why === 'expired') this.observer.observe({ type: 'expired', task: factsOf(record) });
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);

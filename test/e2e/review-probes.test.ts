@@ -1,0 +1,213 @@
+/**
+ * Review probes of the companion tools and handles, driven over real HTTP as an adversarial
+ * client would. Each test states the behaviour the server should have.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
+import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
+import { pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
+
+const principalFromBearer = ({ headers }: { headers?: Headers }) =>
+  headers?.get('authorization')?.replace(/^Bearer /, '') ?? null;
+const bearer = (who: string) => ({ authorization: `Bearer ${who}` });
+const UNAWARE = {};
+const UNAWARE_ELICIT = { elicitation: {} };
+
+let running: RunningServer;
+
+beforeAll(async () => {
+  running = await startServer({
+    manifest: taskManifest,
+    instances: [new FixtureTools(), new GeneralTools()],
+    resolvePrincipal: principalFromBearer,
+    limits: { maxBlockingResultsPerPrincipal: 1 },
+    unawareClients: { graceMs: 3000 },
+  });
+});
+afterAll(() => running?.close());
+
+/** A raw 2026 tools/call that can be dropped mid-flight. */
+function dropped2026(name: string, args: Record<string, unknown>, who: string, capabilities = UNAWARE) {
+  const controller = new AbortController();
+  const done = fetch(running.url, {
+    method: 'POST',
+    signal: controller.signal,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+      ...bearer(who),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 99,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'dropper', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+        },
+      },
+    }),
+  })
+    .then((response) => response.text())
+    .catch((error: unknown) => error);
+  return { abort: () => controller.abort(), done };
+}
+
+const waitersTotal = () => running.server.stats().waiters.total.result;
+const engineWaiters = () => running.server.stats().engine.waiters;
+
+async function handleFor(who: string, seconds = 30): Promise<string> {
+  const reply = await rpc2026(
+    running.url,
+    'tools/call',
+    { name: 'slow_compute', arguments: { seconds, label: 'probe' } },
+    { capabilities: UNAWARE, headers: bearer(who) },
+  );
+  const taskId = (reply.result?.structuredContent as { taskId?: string } | undefined)?.taskId;
+  if (!taskId) throw new Error(`no handle: ${JSON.stringify(reply)}`);
+  return taskId;
+}
+
+describe('requestState minted for a call without tasks', () => {
+  it('cannot be replayed by another principal to answer the first one’s task', async () => {
+    const first = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'confirm_delete', arguments: { filename: 'secret.txt' } },
+      { capabilities: UNAWARE_ELICIT, headers: bearer('alice') },
+    );
+    expect(first.result?.resultType).toBe('input_required');
+    const requestState = first.result?.requestState as string;
+    expect(typeof requestState).toBe('string');
+    const forged = await rpc2026(
+      running.url,
+      'tools/call',
+      {
+        name: 'confirm_delete',
+        arguments: { filename: 'secret.txt' },
+        requestState,
+        inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+      },
+      { capabilities: UNAWARE_ELICIT, headers: bearer('bob') },
+    );
+    expect(forged.error?.code).toBe(-32602);
+    // Replayed onto another tool or other arguments by Alice herself: refused too.
+    const otherArgs = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'confirm_delete', arguments: { filename: 'other.txt' }, requestState },
+      { capabilities: UNAWARE_ELICIT, headers: bearer('alice') },
+    );
+    expect(otherArgs.error?.code).toBe(-32602);
+  });
+});
+
+describe('task_wait holds a blocking slot', () => {
+  it('counts against maxBlockingResultsPerPrincipal and releases it when the client hangs up', async () => {
+    const taskId = await handleFor('carol');
+    const first = dropped2026('task_wait', { taskId, seconds: 25 }, 'carol');
+    await pollUntil(
+      async () => waitersTotal(),
+      (total) => total === 1,
+    );
+    const second = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_wait', arguments: { taskId, seconds: 1 } },
+      { capabilities: UNAWARE, headers: bearer('carol') },
+    );
+    expect(second.error, JSON.stringify(second)).toBeDefined();
+    first.abort();
+    await first.done;
+    await pollUntil(
+      async () => waitersTotal(),
+      (total) => total === 0,
+      3000,
+    );
+    const third = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_wait', arguments: { taskId, seconds: 0 } },
+      { capabilities: UNAWARE, headers: bearer('carol') },
+    );
+    expect(third.result?.structuredContent).toMatchObject({ taskId, status: 'working' });
+    expect(running.server.stats().engine).toMatchObject({});
+    await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_cancel', arguments: { taskId } },
+      {
+        capabilities: UNAWARE,
+        headers: bearer('carol'),
+      },
+    );
+  });
+
+  it('a grace wait dropped by its client leaves no engine waiter behind', async () => {
+    const before = engineWaiters();
+    const call = dropped2026('slow_compute', { seconds: 30, label: 'grace' }, 'dave');
+    await pollUntil(
+      async () => engineWaiters(),
+      (now) => now > before,
+    );
+    call.abort();
+    await call.done;
+    // The grace time is 3 s: well before it, the dropped call's wait must be gone.
+    await pollUntil(
+      async () => engineWaiters(),
+      (now) => now === before,
+      1500,
+    );
+  });
+});
+
+describe('bounds of the companion tools', () => {
+  it('task_answer refuses an answer over maxAnswerBytes with the size error', async () => {
+    const start = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'multi_input', arguments: {} },
+      { capabilities: UNAWARE, headers: bearer('erin') },
+    );
+    const taskId = (start.result?.structuredContent as { taskId: string }).taskId;
+    await pollUntil(
+      () =>
+        rpc2026(
+          running.url,
+          'tools/call',
+          { name: 'task_status', arguments: { taskId } },
+          {
+            capabilities: UNAWARE,
+            headers: bearer('erin'),
+          },
+        ),
+      (reply) => (reply.result?.structuredContent as { status?: string })?.status === 'input_required',
+    );
+    const big = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_answer', arguments: { taskId, question: 'first', answer: { name: 'x'.repeat(70 * 1024) } } },
+      { capabilities: UNAWARE, headers: bearer('erin') },
+    );
+    expect(big.error?.message ?? JSON.stringify(big.result)).toMatch(/maxAnswerBytes/);
+  });
+
+  it('companion tool arguments are bounded like any tool call (maxArgumentBytes)', async () => {
+    const taskId = await handleFor('frank', 30);
+    const reply = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_status', arguments: { taskId, junk: 'y'.repeat(1200 * 1024) } },
+      { capabilities: UNAWARE, headers: bearer('frank') },
+    );
+    expect(reply.error?.message ?? 'accepted').toMatch(/maxArgumentBytes/);
+  });
+});

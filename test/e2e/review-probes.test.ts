@@ -177,7 +177,7 @@ describe('bounds of the companion tools', () => {
       { name: 'multi_input', arguments: {} },
       { capabilities: UNAWARE, headers: bearer('erin') },
     );
-    const taskId = (start.result?.structuredContent as { taskId: string }).taskId;
+    const taskId = (start.result?.structuredContent as { taskId?: string } | undefined)?.taskId as string;
     await pollUntil(
       () =>
         rpc2026(

@@ -211,3 +211,39 @@ describe('bounds of the companion tools', () => {
     expect(reply.error?.message ?? 'accepted').toMatch(/maxArgumentBytes/);
   });
 });
+
+describe('grace waits and the blocking cap', () => {
+  it('a principal cannot hold more grace waits open than maxBlockingResultsPerPrincipal (here 1)', async () => {
+    const before = engineWaiters();
+    const calls = [1, 2, 3].map((n) =>
+      rpc2026(
+        running.url,
+        'tools/call',
+        { name: 'slow_compute', arguments: { seconds: 30, label: `grace-${n}` } },
+        { capabilities: UNAWARE, headers: bearer('kate') },
+      ),
+    );
+    const heldThree = await pollUntil(
+      async () => engineWaiters() - before,
+      (held) => held >= 3,
+      1000,
+    ).then(
+      () => true,
+      () => false,
+    );
+    const handles = await Promise.all(calls);
+    for (const reply of handles) {
+      const taskId = (reply.result?.structuredContent as { taskId?: string } | undefined)?.taskId;
+      if (taskId) {
+        await rpc2026(
+          running.url,
+          'tools/call',
+          { name: 'task_cancel', arguments: { taskId } },
+          { capabilities: UNAWARE, headers: bearer('kate') },
+        );
+      }
+    }
+    // With the cap reached, a call without tasks could answer with the handle at once.
+    expect(heldThree).toBe(false);
+  });
+});

@@ -351,6 +351,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
             ctx,
             {
               caller: context.caller,
+              clientCapabilities: context.clientCapabilities,
               questions: elicit
                 ? { kind: 'elicit', elicit, ...(options.questionLedger && { ledger: options.questionLedger }) }
                 : { kind: 'none' },
@@ -461,6 +462,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
             caller: context.caller,
             // Questions travel as multi-round-trip results, to a client that can answer forms.
             questions: declared(ctx).elicitation !== undefined ? { kind: 'rounds' } : { kind: 'none' },
+            clientCapabilities: context.clientCapabilities,
             ...(context.inputResponses && { inputResponses: context.inputResponses }),
             ...(context.requestState !== undefined && { requestState: context.requestState }),
             ...(codec && { sealState: (state: InlineState) => codec.mint(state) }),

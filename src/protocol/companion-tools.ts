@@ -285,6 +285,8 @@ export class UnawareClients {
     const { tool, args } = this.calls.resolve(params);
     const mode = this.modeOf(tool);
     if (mode !== 'auto' && mode !== 'handle') return undefined;
+    // Refused before a task exists, as a task-aware caller is (-32021).
+    this.calls.checkClientCapabilities(tool, ctx.clientCapabilities);
     const carried = carriedState(ctx.requestState, tool.name, args, ctx.caller)?.taskId;
     let record: TaskRecord;
     if (carried !== undefined) {

@@ -12,13 +12,16 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import type { TaskServerOptions } from '../../src/host/task-server.js';
+import { Task } from '../../src/index.js';
 import { Tasks2025Dialect } from '../../src/protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../../src/protocol/tasks-2026.js';
 import { ToolCalls } from '../../src/protocol/tool-calls.js';
+import { defineTaskManifest, defineTaskTool } from '../../src/tools/definition.js';
 import { connectV1, type RunningServer, rpc2026, startServer, WITH_TASKS } from './support.js';
 
 const COMPANIONS = ['task_status', 'task_wait', 'task_result', 'task_answer', 'task_cancel'];
@@ -398,5 +401,72 @@ describe('server-wide modes', () => {
       await client.close();
       await running.close();
     }
+  });
+});
+
+/** A task tool that needs the client to declare `sampling`. */
+class Sampler {
+  readonly ran: string[] = [];
+  @Task({ pollIntervalMs: 100 })
+  async summarize(label: string): Promise<string> {
+    this.ran.push(label);
+    return `summarized ${label}`;
+  }
+}
+
+const Input = z.strictObject({ label: z.string() });
+const manifest = defineTaskManifest({
+  formatVersion: 1,
+  tools: [
+    defineTaskTool<Sampler, z.output<typeof Input>>({
+      name: 'summarize',
+      taskSupport: 'optional',
+      requiresClientCapabilities: ['sampling'],
+      pollIntervalMs: 100,
+      result: 'text',
+      inputSchema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+      input: Input,
+      target: { class: Sampler, method: 'summarize' },
+      source: 'test/e2e/clients-without-tasks.test.ts',
+      invoke: (target, args) => target.summarize(args.label),
+    }),
+  ],
+});
+
+describe('a task tool that needs a client capability', () => {
+  const sampler = new Sampler();
+  let running: RunningServer;
+  beforeAll(async () => {
+    running = await startServer({ manifest, instances: [sampler] });
+  });
+  afterAll(() => running?.close());
+
+  it('2026-07-28: the tool refuses a request without the capability with -32021, with or without the tasks extension', async () => {
+    const aware = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'summarize', arguments: { label: 'aware' } },
+      { capabilities: WITH_TASKS },
+    );
+    expect(aware.error?.code).toBe(-32021);
+    const unaware = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'summarize', arguments: { label: 'unaware' } },
+      { capabilities: {} },
+    );
+    expect(unaware.error?.code, JSON.stringify(unaware.result)).toBe(-32021);
+    expect(sampler.ran).toEqual([]);
+  });
+
+  it('2025-11-25: a session without tasks is refused with -32021 like one with them, and no task starts', async () => {
+    const client = await connectV1(running.url, {});
+    const outcome = await client.callTool({ name: 'summarize', arguments: { label: 'legacy' } }).then(
+      (result) => ({ result }),
+      (error: { code: number }) => ({ code: error.code }),
+    );
+    expect(outcome).toEqual({ code: -32021 });
+    expect(sampler.ran).toEqual([]);
+    await client.close();
   });
 });

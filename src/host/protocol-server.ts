@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
   type JSONRPCRequest,
   ProtocolError,
   type RequestStateCodec,
@@ -38,6 +39,7 @@ import type { TaskProgress } from '../tools/context.js';
 import type { LogListener } from '../tools/registry.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { PrincipalSlots } from './principal-slots.js';
+import { acceptsFormElicitation } from './question-push.js';
 import { type RateLimits, rateKindOf } from './rate-limits.js';
 import type { WaiterRegistry } from './waiters.js';
 
@@ -212,7 +214,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   // 2025-11-25: an inline call asks on its own response stream, if the client can answer forms.
   const legacyCallContext = async (ctx: ServerContext): Promise<CallContext> => {
     const base = await callContext(ctx);
-    if (!server.getClientCapabilities()?.elicitation) return base;
+    if (!acceptsFormElicitation(server.getClientCapabilities())) return base;
     return {
       ...base,
       ask: async (_key, pending) =>
@@ -332,7 +334,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
                 ...context,
                 ...(hangup && { hangup }),
                 announce: (notification) => ctx.mcpReq.notify(notification as never),
-                ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
+                ...(acceptsFormElicitation(server.getClientCapabilities()) && { elicit: elicitOnStream(ctx) }),
               });
             } finally {
               registration.leave();
@@ -344,7 +346,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         const task = request.params?.task;
         // A call that asks for a task is served as one, whatever the client declared.
         if (clients && (task === undefined || task === null)) {
-          const elicit = server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined;
+          const elicit = acceptsFormElicitation(server.getClientCapabilities()) ? elicitOnStream(ctx) : undefined;
           return serveUnaware(
             clients,
             request.params,
@@ -397,7 +399,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
               params,
               who,
               waitSignal(ctx),
-              server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+              acceptsFormElicitation(server.getClientCapabilities()) ? elicitOnStream(ctx) : undefined,
               options.questionLedger,
             );
           } finally {
@@ -461,7 +463,9 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
           {
             caller: context.caller,
             // Questions travel as multi-round-trip results, to a client that can answer forms.
-            questions: declared(ctx).elicitation !== undefined ? { kind: 'rounds' } : { kind: 'none' },
+            questions: acceptsFormElicitation(declared(ctx) as ClientCapabilities)
+              ? { kind: 'rounds' }
+              : { kind: 'none' },
             clientCapabilities: context.clientCapabilities,
             ...(context.inputResponses && { inputResponses: context.inputResponses }),
             ...(context.requestState !== undefined && { requestState: context.requestState }),

@@ -22,7 +22,7 @@ import { Tasks2025Dialect } from '../../src/protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../../src/protocol/tasks-2026.js';
 import { ToolCalls } from '../../src/protocol/tool-calls.js';
 import { defineTaskManifest, defineTaskTool } from '../../src/tools/definition.js';
-import { connectV1, type RunningServer, rpc2026, startServer, WITH_TASKS } from './support.js';
+import { connectV1, openRawSession, type RunningServer, rpc2026, startServer, WITH_TASKS } from './support.js';
 
 const COMPANIONS = ['task_status', 'task_wait', 'task_result', 'task_answer', 'task_cancel'];
 const GRACE_MS = 1500;
@@ -230,6 +230,30 @@ describe('a 2025-11-25 client without tasks that declared elicitation', () => {
   });
 });
 
+describe('a 2025-11-25 client without tasks that declared only URL-mode elicitation', () => {
+  let running: RunningServer;
+  beforeAll(async () => {
+    running = await fixture();
+  });
+  afterAll(() => running?.close());
+
+  it('is sent no form elicitation: the question is in the handle, for task_answer', async () => {
+    const session = await openRawSession(running.url, { capabilities: { elicitation: { url: {} } } });
+    const text = await fetch(running.url, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'confirm_delete', arguments: { filename: 'url-only.txt' } },
+      }),
+    }).then((response) => response.text());
+    expect(text).toContain('task_answer');
+    expect(text).not.toContain('elicitation/create');
+  });
+});
+
 describe('a 2026-07-28 request without the tasks extension', () => {
   let running: RunningServer;
 
@@ -299,6 +323,15 @@ describe('a 2026-07-28 request without the tasks extension', () => {
       { inputResponses: { [key]: { action: 'accept', content: { go: true } } } },
     );
     expect(structured(answered.result).status).toBe('completed');
+  });
+
+  it('with only URL-mode elicitation declared, gets no form round but the question for task_answer', async () => {
+    const reply = await call('confirm_delete', { filename: 'url.txt' }, { elicitation: { url: {} } });
+    expect(reply.result?.resultType).not.toBe('input_required');
+    const handle = structured(reply.result);
+    expect(handle.status).toBe('input_required');
+    expect(handle.question?.fields).toEqual([expect.objectContaining({ name: 'confirm' })]);
+    await call('task_cancel', { taskId: handle.taskId });
   });
 
   it('without elicitation, describes the question and takes it through task_answer', async () => {

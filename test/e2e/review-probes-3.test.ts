@@ -78,25 +78,3 @@ describe('2025-11-25 without tasks', () => {
     await client.close();
   });
 });
-
-describe('2025-11-25 without tasks, URL-mode elicitation only', () => {
-  it('sends no form elicitation to a client that declared only URL-mode elicitation', async () => {
-    const session = await openRawSession(running.url, {
-      capabilities: { elicitation: { url: {} } },
-      headers: { authorization: 'Bearer ivy' },
-    });
-    const text = await fetch(running.url, {
-      method: 'POST',
-      headers: session,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'tools/call',
-        params: { name: 'confirm_delete', arguments: { filename: 'url-only.txt' } },
-      }),
-    }).then((response) => response.text());
-    // The grace wait ends with the handle; the question is for task_answer, not a form.
-    expect(text).toContain('task_answer');
-    expect(text).not.toContain('elicitation/create');
-  });
-});

@@ -25,6 +25,7 @@ import type { UnawareCallContext, UnawareClients } from '../protocol/companion-t
 import type { InlineState } from '../protocol/inline-state.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
 import type { QuestionLedger } from '../protocol/question-ledger.js';
+import { INLINE_QUESTION_TIMEOUT_MS } from '../protocol/question-relay.js';
 import { asRpc, toJsonRpcError } from '../protocol/rpc-error.js';
 import { isSep1686Task, readSep1686TaskRequest, type Sep1686Dialect, toSep1686Task } from '../protocol/sep-1686.js';
 import { type Elicit, serverCapabilities2025, type Tasks2025Dialect, toTask2025 } from '../protocol/tasks-2025.js';
@@ -151,8 +152,6 @@ const TaskIdParams = { params: z.looseObject({ taskId: z.string() }) };
 /** The first protocol revision with tasks (as dated strings, revisions compare in order). */
 const FIRST_TASKS_VERSION = '2025-11-25';
 
-/** A person answers an inline question; the call waits that long at most. */
-const INLINE_QUESTION_TIMEOUT_MS = 10 * 60 * 1000;
 const CursorParams = { params: z.looseObject({ cursor: z.string().optional() }).optional() };
 
 export function createProtocolServer(deps: ProtocolServerDeps, options: ProtocolServerOptions): Server {

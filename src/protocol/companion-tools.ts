@@ -15,7 +15,7 @@ import type { TaskToolDefinition } from '../tools/definition.js';
 import { carriedState, type InlineState, newInlineState } from './inline-state.js';
 import { isPlainObject, type Params, toolName } from './params.js';
 import type { QuestionLedger } from './question-ledger.js';
-import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
+import { type Elicit, INLINE_QUESTION_TIMEOUT_MS, relayQuestionsUntilDone } from './question-relay.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
 import { status2025 } from './tasks-2025.js';
 import { toInputRequests } from './tasks-2026.js';
@@ -392,28 +392,26 @@ export class UnawareClients {
     if (channel.kind === 'none' && until === 'change' && asking(start)) return { kind: 'record', record: start };
     if (ms <= 0) return { kind: 'record', record: await this.read(caller, taskId) };
     const deadline = AbortSignal.timeout(ms);
-    const signal = AbortSignal.any([deadline, ...(ctx.waitSignal ? [ctx.waitSignal] : [ctx.signal])]);
+    const hangup = ctx.waitSignal ?? ctx.signal;
+    const signal = AbortSignal.any([deadline, ...(hangup ? [hangup] : [])]);
     const known = new Set(Object.keys(start.inputRequests ?? {}));
     const progress = new ProgressEcho(ctx);
     try {
       if (channel.kind === 'elicit') {
         // Questions go to the person on this call's stream, and their answers to the task; a
-        // second, passive wait only echoes progress, and ends with the relay.
+        // second, passive wait only echoes progress, and ends with the relay. Only a hang-up
+        // withdraws a dialog that is out: the wait's time ends it once no question is out
+        // (within the inline question timeout), so a person's late answer still reaches the task.
         const echo = new AbortController();
+        const relayEnd = hangup ? AbortSignal.any([hangup, echo.signal]) : echo.signal;
         if (progress.active) {
-          this.calls.engine
-            .waitFor(caller, taskId, (record) => progress.seen(record), AbortSignal.any([signal, echo.signal]))
-            .catch(() => {});
+          this.calls.engine.waitFor(caller, taskId, (record) => progress.seen(record), relayEnd).catch(() => {});
         }
         try {
-          const record = await relayQuestionsUntilDone(
-            this.calls,
-            caller,
-            taskId,
-            signal,
-            channel.elicit,
-            channel.ledger ? { ledger: channel.ledger } : {},
-          );
+          const record = await relayQuestionsUntilDone(this.calls, caller, taskId, relayEnd, channel.elicit, {
+            ...(channel.ledger && { ledger: channel.ledger }),
+            deadline: { signal: deadline, answerWithinMs: INLINE_QUESTION_TIMEOUT_MS },
+          });
           return { kind: 'record', record };
         } finally {
           echo.abort();

@@ -22,7 +22,15 @@ import { Tasks2025Dialect } from '../../src/protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../../src/protocol/tasks-2026.js';
 import { ToolCalls } from '../../src/protocol/tool-calls.js';
 import { defineTaskManifest, defineTaskTool } from '../../src/tools/definition.js';
-import { connectV1, openRawSession, type RunningServer, rpc2026, startServer, WITH_TASKS } from './support.js';
+import {
+  connectV1,
+  openRawSession,
+  pollUntil,
+  type RunningServer,
+  rpc2026,
+  startServer,
+  WITH_TASKS,
+} from './support.js';
 
 const COMPANIONS = ['task_status', 'task_wait', 'task_result', 'task_answer', 'task_cancel'];
 const GRACE_MS = 1500;
@@ -227,6 +235,65 @@ describe('a 2025-11-25 client without tasks that declared elicitation', () => {
     const result = await client.callTool({ name: 'confirm_delete', arguments: { filename: 'report.txt' } });
     expect(asked).toEqual(['Delete report.txt?']);
     expect(result.content).toEqual([{ type: 'text', text: 'Deleted report.txt' }]);
+  });
+});
+
+describe('a 2025-11-25 client without tasks whose person takes longer than the wait to answer', () => {
+  let running: RunningServer;
+  let slow: Client;
+  let asked = 0;
+  // A person reads the dialog and clicks: longer than the grace time and the task_wait below.
+  const ANSWER_AFTER_MS = GRACE_MS + 1000;
+
+  beforeAll(async () => {
+    running = await fixture();
+    slow = await connectV1(running.url, { capabilities: { elicitation: {} } });
+    slow.setRequestHandler(ElicitRequestSchema, async (): Promise<ElicitResult> => {
+      asked++;
+      await new Promise((resolve) => setTimeout(resolve, ANSWER_AFTER_MS));
+      return { action: 'accept', content: { confirm: true } };
+    });
+  });
+  afterAll(async () => {
+    await slow?.close();
+    await running?.close();
+  });
+
+  const statusOf = async (taskId: string) =>
+    structured(await slow.callTool({ name: 'task_status', arguments: { taskId } })).status;
+
+  it('the grace time does not withdraw a dialog that is out: the late answer reaches the task', async () => {
+    asked = 0;
+    const started = Date.now();
+    const reply = await slow.callTool({ name: 'confirm_delete', arguments: { filename: 'late.txt' } });
+    // The call stayed open for the answer, beyond the grace time.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ANSWER_AFTER_MS);
+    expect(asked).toBe(1);
+    if (textOf(reply) !== 'Deleted late.txt') {
+      const taskId = structured(reply).taskId;
+      await pollUntil(
+        () => statusOf(taskId),
+        (status) => status === 'completed',
+      );
+    }
+  });
+
+  it("task_wait's seconds do not withdraw a dialog that is out either", async () => {
+    asked = 0;
+    // Started by a client that cannot be asked, so the question waits for the slow person.
+    const other = await connectV1(running.url, {});
+    const handle = structured(await other.callTool({ name: 'confirm_delete', arguments: { filename: 'wait.txt' } }));
+    await other.close();
+    expect(handle.status).toBe('input_required');
+    const waited = structured(
+      await slow.callTool({ name: 'task_wait', arguments: { taskId: handle.taskId, seconds: 1 } }),
+    );
+    expect(asked).toBe(1);
+    expect(waited.status).not.toBe('input_required');
+    await pollUntil(
+      () => statusOf(handle.taskId),
+      (status) => status === 'completed',
+    );
   });
 });
 

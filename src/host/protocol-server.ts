@@ -279,10 +279,12 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   ): Promise<Record<string, unknown>> => {
     const progress = keepAliveProgress(ctx, deps.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS);
     const signal = waitSignal(ctx);
+    const slots = deps.blockingSlots;
     const full: UnawareCallContext = {
       ...context,
       signal,
       waitSignal: signal,
+      ...(slots && { holdGraceWait: () => slots.tryAcquire(context.caller) }),
       ...(progress.onProgress && { onProgress: progress.onProgress }),
     };
     try {

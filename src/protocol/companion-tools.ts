@@ -97,6 +97,12 @@ export interface UnawareCallContext extends CallContext {
   readonly sealState?: (state: InlineState) => Promise<string>;
   /** Ends the waits of this call (the client cancelled or hung up); the task goes on. */
   readonly waitSignal?: AbortSignal;
+  /**
+   * Takes one of the caller's blocking-wait slots for the grace wait: its release, or
+   * `undefined` when none is free (the call then answers with the handle at once). Absent:
+   * grace waits are not counted.
+   */
+  readonly holdGraceWait?: () => (() => void) | undefined;
 }
 
 /** One field a question needs, as `task_status` describes it to a model. */
@@ -207,7 +213,11 @@ export function outputSchemaWithHandle(schema: Readonly<Record<string, unknown>>
   };
 }
 
+/** How a wait of a call ended: `ask` hands the task's questions back as `input_required`. */
+type WaitOutcome = { kind: 'record' | 'ask'; record: TaskRecord };
+
 /** The companion tools and the handle for callers that cannot receive a task. */
+
 export class UnawareClients {
   private readonly names: Readonly<Record<CompanionTool, string>>;
   private readonly byName: ReadonlyMap<string, CompanionTool>;
@@ -299,7 +309,16 @@ export class UnawareClients {
       record = await this.calls.startTask(tool, args, ctx);
     }
     if (mode === 'handle') return this.handle(record);
-    const waited = await this.waitOnCall(record, this.settings.graceMs, ctx, 'grace');
+    // A grace wait holds the request open like a blocking tasks/result, so it is counted the same;
+    // with every slot taken the caller gets its handle at once rather than an error.
+    const release = ctx.holdGraceWait ? ctx.holdGraceWait() : () => {};
+    if (!release) return this.handle(record);
+    let waited: WaitOutcome;
+    try {
+      waited = await this.waitOnCall(record, this.settings.graceMs, ctx, 'grace');
+    } finally {
+      release();
+    }
     if (waited.kind === 'ask') {
       const state =
         ctx.sealState && (await ctx.sealState(newInlineState(tool.name, args, ctx.caller, {}, {}, record.taskId)));
@@ -373,7 +392,7 @@ export class UnawareClients {
     ms: number,
     ctx: UnawareCallContext,
     until: 'grace' | 'change',
-  ): Promise<{ kind: 'record' | 'ask'; record: TaskRecord }> {
+  ): Promise<WaitOutcome> {
     const caller = ctx.caller;
     const taskId = initial.taskId;
     const channel = ctx.questions;

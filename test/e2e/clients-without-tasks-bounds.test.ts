@@ -1,6 +1,7 @@
 /**
- * Review probes of the companion tools and handles, driven over real HTTP as an adversarial
- * client would. Each test states the behaviour the server should have.
+ * The bounds of callers without tasks, driven over real HTTP as an adversarial client would:
+ * sealed request state, blocking-wait slots (task_wait and grace waits), hang-ups that leave
+ * nothing behind, and the sizes of companion tool arguments and answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
@@ -64,6 +65,15 @@ function dropped2026(name: string, args: Record<string, unknown>, who: string, c
 const waitersTotal = () => running.server.stats().waiters.total.result;
 const engineWaiters = () => running.server.stats().engine.waiters;
 
+async function cancel(taskId: string, who: string): Promise<void> {
+  await rpc2026(
+    running.url,
+    'tools/call',
+    { name: 'task_cancel', arguments: { taskId } },
+    { capabilities: UNAWARE, headers: bearer(who) },
+  );
+}
+
 async function handleFor(who: string, seconds = 30): Promise<string> {
   const reply = await rpc2026(
     running.url,
@@ -77,7 +87,7 @@ async function handleFor(who: string, seconds = 30): Promise<string> {
 }
 
 describe('requestState minted for a call without tasks', () => {
-  it('cannot be replayed by another principal to answer the first one’s task', async () => {
+  it('is refused when replayed by another principal, or onto other arguments', async () => {
     const first = await rpc2026(
       running.url,
       'tools/call',
@@ -124,7 +134,7 @@ describe('task_wait holds a blocking slot', () => {
       { name: 'task_wait', arguments: { taskId, seconds: 1 } },
       { capabilities: UNAWARE, headers: bearer('carol') },
     );
-    expect(second.error, JSON.stringify(second)).toBeDefined();
+    expect(second.error, JSON.stringify(second)).toMatchObject({ code: -32010 });
     first.abort();
     await first.done;
     await pollUntil(
@@ -200,7 +210,7 @@ describe('bounds of the companion tools', () => {
     expect(big.error?.message ?? JSON.stringify(big.result)).toMatch(/maxAnswerBytes/);
   });
 
-  it('companion tool arguments are bounded like any tool call (maxArgumentBytes)', async () => {
+  it('companion tool arguments are bounded like any tool call, with its size error (maxArgumentBytes)', async () => {
     const taskId = await handleFor('frank', 30);
     const reply = await rpc2026(
       running.url,
@@ -208,42 +218,54 @@ describe('bounds of the companion tools', () => {
       { name: 'task_status', arguments: { taskId, junk: 'y'.repeat(1200 * 1024) } },
       { capabilities: UNAWARE, headers: bearer('frank') },
     );
-    expect(reply.error?.message ?? 'accepted').toMatch(/maxArgumentBytes/);
+    expect(reply.error).toMatchObject({ code: -32602, data: { limit: 'maxArgumentBytes' } });
+    expect(reply.error?.message).toMatch(/^The arguments of task_status are \d+ bytes, over the \d+-byte limit/);
+    await cancel(taskId, 'frank');
   });
 });
 
 describe('grace waits and the blocking cap', () => {
-  it('a principal cannot hold more grace waits open than maxBlockingResultsPerPrincipal (here 1)', async () => {
+  it('a grace wait holds a blocking slot: with it held, task_wait is refused with -32010', async () => {
+    const taskId = await handleFor('kate');
     const before = engineWaiters();
-    const calls = [1, 2, 3].map((n) =>
-      rpc2026(
-        running.url,
-        'tools/call',
-        { name: 'slow_compute', arguments: { seconds: 30, label: `grace-${n}` } },
-        { capabilities: UNAWARE, headers: bearer('kate') },
-      ),
+    const grace = dropped2026('slow_compute', { seconds: 30, label: 'holding' }, 'kate');
+    await pollUntil(
+      async () => engineWaiters(),
+      (now) => now > before,
     );
-    const heldThree = await pollUntil(
-      async () => engineWaiters() - before,
-      (held) => held >= 3,
-      1000,
-    ).then(
-      () => true,
-      () => false,
+    const refused = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_wait', arguments: { taskId, seconds: 1 } },
+      { capabilities: UNAWARE, headers: bearer('kate') },
     );
-    const handles = await Promise.all(calls);
-    for (const reply of handles) {
-      const taskId = (reply.result?.structuredContent as { taskId?: string } | undefined)?.taskId;
-      if (taskId) {
-        await rpc2026(
-          running.url,
-          'tools/call',
-          { name: 'task_cancel', arguments: { taskId } },
-          { capabilities: UNAWARE, headers: bearer('kate') },
-        );
-      }
-    }
-    // With the cap reached, a call without tasks could answer with the handle at once.
-    expect(heldThree).toBe(false);
+    expect(refused.error).toMatchObject({ code: -32010, data: { limit: 'maxBlockingResultsPerPrincipal' } });
+    grace.abort();
+    await grace.done;
+    await cancel(taskId, 'kate');
+  });
+
+  it('with no slot free, a task call answers with its handle at once instead of an error', async () => {
+    const taskId = await handleFor('liam');
+    const holding = dropped2026('task_wait', { taskId, seconds: 25 }, 'liam');
+    await pollUntil(
+      async () => waitersTotal(),
+      (total) => total === 1,
+    );
+    const started = Date.now();
+    const reply = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 30, label: 'no-slot' } },
+      { capabilities: UNAWARE, headers: bearer('liam') },
+    );
+    // Well before the 3 s grace time: the call did not wait.
+    expect(Date.now() - started).toBeLessThan(3000);
+    const handle = reply.result?.structuredContent as { taskId: string; status: string };
+    expect(handle).toMatchObject({ status: 'working' });
+    holding.abort();
+    await holding.done;
+    await cancel(handle.taskId, 'liam');
+    await cancel(taskId, 'liam');
   });
 });

@@ -291,7 +291,12 @@ export class UnawareClients {
    */
   async callTool(params: Params, ctx: UnawareCallContext): Promise<Record<string, unknown> | undefined> {
     const companion = this.byName.get(toolName(params));
-    if (companion) return this.callCompanion(companion, isPlainObject(params?.arguments) ? params.arguments : {}, ctx);
+    if (companion) {
+      const args = isPlainObject(params?.arguments) ? params.arguments : {};
+      // Bounded like any tool's arguments, before anything reads them.
+      this.calls.checkArgumentSize(toolName(params), JSON.stringify(args));
+      return this.callCompanion(companion, args, ctx);
+    }
     const { tool, args } = this.calls.resolve(params);
     const mode = this.modeOf(tool);
     if (mode !== 'auto' && mode !== 'handle') return undefined;
@@ -811,7 +816,7 @@ function fieldProblem(pending: PendingInput, answer: Readonly<Record<string, unk
   const known = new Set(fields.map((field) => field.name));
   for (const name of Object.keys(answer)) {
     if (!known.has(name)) {
-      return `field '${name}' is not part of this question (its fields: ${[...known].join(', ') || 'none'})`;
+      return `field '${echoed(name)}' is not part of this question (its fields: ${[...known].join(', ') || 'none'})`;
     }
   }
   for (const field of fields) {
@@ -828,9 +833,9 @@ function fieldProblem(pending: PendingInput, answer: Readonly<Record<string, unk
           : field.type === 'number'
             ? typeof value === 'number' && Number.isFinite(value)
             : typeof value === 'string';
-    if (!typeOk) return `field '${field.name}' expects ${expectation(field)}, not ${JSON.stringify(value)}`;
+    if (!typeOk) return `field '${field.name}' expects ${expectation(field)}, not ${echoed(JSON.stringify(value))}`;
     if (field.allowed && !field.allowed.includes(value)) {
-      return `field '${field.name}' expects ${expectation(field)}, not ${JSON.stringify(value)}`;
+      return `field '${field.name}' expects ${expectation(field)}, not ${echoed(JSON.stringify(value))}`;
     }
     if (typeof value === 'number') {
       if (field.minimum !== undefined && value < field.minimum) {
@@ -842,6 +847,14 @@ function fieldProblem(pending: PendingInput, answer: Readonly<Record<string, unk
     }
   }
   return undefined;
+}
+
+/** The most of a caller's key or value an error message repeats. */
+const ECHO_CHARS = 80;
+
+/** A caller's text as an error message repeats it: cut at `ECHO_CHARS`, so a huge answer stays out of logs and context. */
+function echoed(text: string): string {
+  return text.length > ECHO_CHARS ? `${text.slice(0, ECHO_CHARS)}…` : text;
 }
 
 function expectation(field: QuestionField): string {

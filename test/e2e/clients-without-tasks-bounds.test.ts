@@ -222,6 +222,33 @@ describe('bounds of the companion tools', () => {
     expect(reply.error?.message).toMatch(/^The arguments of task_status are \d+ bytes, over the \d+-byte limit/);
     await cancel(taskId, 'frank');
   });
+
+  it('a refused answer echoes at most 80 characters of the offending key or value', async () => {
+    const handle = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'confirm_delete', arguments: { filename: 'echo.txt' } },
+      { capabilities: UNAWARE, headers: bearer('mona') },
+    );
+    const taskId = (handle.result?.structuredContent as { taskId?: string } | undefined)?.taskId as string;
+    const answer = (value: Record<string, unknown>) =>
+      rpc2026(
+        running.url,
+        'tools/call',
+        { name: 'task_answer', arguments: { taskId, question: 'confirm', answer: value } },
+        { capabilities: UNAWARE, headers: bearer('mona') },
+      );
+    const text = (reply: { result?: Record<string, unknown> }) =>
+      (reply.result?.content as { text: string }[])[0]?.text ?? '';
+    const longKey = await answer({ confirm: true, ['k'.repeat(5000)]: 1 });
+    expect(longKey.result?.isError).toBe(true);
+    expect(text(longKey)).toContain(`field '${'k'.repeat(80)}…' is not part of this question`);
+    expect(text(longKey)).not.toContain('k'.repeat(81));
+    const longValue = await answer({ confirm: 'v'.repeat(5000) });
+    expect(text(longValue)).toContain(`not "${'v'.repeat(79)}…`);
+    expect(text(longValue)).not.toContain('v'.repeat(80));
+    await cancel(taskId, 'mona');
+  });
 });
 
 describe('grace waits and the blocking cap', () => {

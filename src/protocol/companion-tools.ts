@@ -361,20 +361,25 @@ export class UnawareClients {
     ctx: UnawareCallContext,
   ): Promise<Record<string, unknown>> {
     const taskId = taskIdArgument(args);
+    // Whoever sees a task end clears its marks in the session's question ledger.
+    const seen = (record: TaskRecord): TaskRecord => {
+      if (isTerminal(record.status) && ctx.questions.kind === 'elicit') ctx.questions.ledger?.forget(record.taskId);
+      return record;
+    };
     switch (tool) {
       case 'status':
-        return this.statusResult(await this.read(ctx.caller, taskId));
+        return this.statusResult(seen(await this.read(ctx.caller, taskId)));
       case 'wait': {
         const seconds = secondsArgument(args);
-        const record = await this.read(ctx.caller, taskId);
+        const record = seen(await this.read(ctx.caller, taskId));
         const waited = await this.waitOnCall(record, seconds * 1000, ctx, 'change');
         if (waited.kind === 'ask') {
           return { resultType: 'input_required', inputRequests: toInputRequests(waited.record.inputRequests ?? {}) };
         }
-        return this.statusResult(waited.record);
+        return this.statusResult(seen(waited.record));
       }
       case 'result':
-        return this.result(await this.read(ctx.caller, taskId), ctx.caller);
+        return this.result(seen(await this.read(ctx.caller, taskId)), ctx.caller);
       case 'answer':
         return this.answer(taskId, args, ctx.caller);
       case 'cancel':

@@ -58,6 +58,29 @@ describe('QuestionLedger', () => {
     expect(released).toEqual(['t1']);
   });
 
+  it('keeps marks for at most maxTasks tasks, dropping the settled ones asked about longest ago', () => {
+    const ledger = new QuestionLedger(3);
+    ledger.claim('old', 'q')?.settle();
+    const held = ledger.claim('held', 'q');
+    ledger.claim('touched', 'q')?.settle();
+    // Asked about again: 'touched' becomes the newest.
+    ledger.claim('touched', 'r')?.settle();
+    ledger.claim('new', 'q')?.settle();
+    expect(ledger.size).toBe(3);
+    // 'old' (settled, oldest) made room; a question still out is never dropped.
+    expect(ledger.isAskable('old', 'q')).toBe(true);
+    expect(ledger.isAskable('held', 'q')).toBe(false);
+    expect(ledger.isAskable('touched', 'r')).toBe(false);
+    ledger.claim('newer', 'q')?.settle();
+    // The oldest settled one now is 'touched': 'held' is skipped while its question is out.
+    expect(ledger.isAskable('touched', 'q')).toBe(true);
+    expect(ledger.isAskable('held', 'q')).toBe(false);
+    expect(ledger.size).toBe(3);
+    held?.settle();
+    for (let n = 0; n < 100; n++) ledger.claim(`task-${n}`, 'q')?.settle();
+    expect(ledger.size).toBe(3);
+  });
+
   it('forgets an ended task', () => {
     const ledger = new QuestionLedger();
     ledger.claim('t1', 'confirm')?.settle();

@@ -239,7 +239,7 @@ describe('bounds of the companion tools', () => {
         { capabilities: UNAWARE, headers: bearer('mona') },
       );
     const text = (reply: { result?: Record<string, unknown> }) =>
-      (reply.result?.content as { text: string }[])[0]?.text ?? '';
+      (reply.result?.content as { text: string }[] | undefined)?.[0]?.text ?? '';
     const longKey = await answer({ confirm: true, ['k'.repeat(5000)]: 1 });
     expect(longKey.result?.isError).toBe(true);
     expect(text(longKey)).toContain(`field '${'k'.repeat(80)}…' is not part of this question`);

@@ -729,9 +729,11 @@ function secondsArgument(args: Readonly<Record<string, unknown>>): number {
   const seconds = args.seconds;
   if (seconds === undefined || seconds === null) return TASK_WAIT_CAP_SECONDS;
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
+    // JSON has no infinity, but `1e400` parses as one: it is named as what it became.
+    const shown = typeof seconds === 'number' ? String(seconds) : echoed(JSON.stringify(seconds));
     throw new JsonRpcError(
       JsonRpcErrorCode.InvalidParams,
-      `seconds must be a number from 0 to ${TASK_WAIT_CAP_SECONDS} (larger values wait ${TASK_WAIT_CAP_SECONDS})`,
+      `seconds must be a finite number of at least 0, not ${shown} (a finite number over ${TASK_WAIT_CAP_SECONDS} waits ${TASK_WAIT_CAP_SECONDS} s)`,
     );
   }
   return Math.min(seconds, TASK_WAIT_CAP_SECONDS);

@@ -135,6 +135,9 @@ describe('task_wait holds a blocking slot', () => {
       { capabilities: UNAWARE, headers: bearer('carol') },
     );
     expect(second.error, JSON.stringify(second)).toMatchObject({ code: -32010 });
+    expect(second.error?.message).toBe(
+      'Too many blocking waits (tasks/result, task_wait) for this caller: the limit is 1 (maxBlockingResultsPerPrincipal)',
+    );
     first.abort();
     await first.done;
     await pollUntil(
@@ -221,6 +224,48 @@ describe('bounds of the companion tools', () => {
     expect(reply.error).toMatchObject({ code: -32602, data: { limit: 'maxArgumentBytes' } });
     expect(reply.error?.message).toMatch(/^The arguments of task_status are \d+ bytes, over the \d+-byte limit/);
     await cancel(taskId, 'frank');
+  });
+
+  it('task_wait refuses seconds that are not a finite number of at least 0, saying exactly what it got', async () => {
+    const taskId = await handleFor('nina');
+    // 1e400 is valid JSON that parses as Infinity: no JSON.stringify can send it.
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: {
+        name: 'task_wait',
+        arguments: { taskId, seconds: 424242 },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': UNAWARE,
+        },
+      },
+    }).replace('424242', '1e400');
+    const text = await fetch(running.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'task_wait',
+        ...bearer('nina'),
+      },
+      body,
+    }).then((response) => response.text());
+    expect(text).toContain('-32602');
+    expect(text).toContain('seconds must be a finite number of at least 0, not Infinity');
+    const negative = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_wait', arguments: { taskId, seconds: -1 } },
+      { capabilities: UNAWARE, headers: bearer('nina') },
+    );
+    expect(negative.error).toMatchObject({ code: -32602 });
+    expect(negative.error?.message).toMatch(/^seconds must be a finite number of at least 0, not -1 /);
+    await cancel(taskId, 'nina');
   });
 
   it('a refused answer echoes at most 80 characters of the offending key or value', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
-import { pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
+import { connectV1, openRawSession, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
 
 const principalFromBearer = ({ headers }: { headers?: Headers }) =>
   headers?.get('authorization')?.replace(/^Bearer /, '') ?? null;
@@ -78,7 +78,7 @@ async function handleFor(who: string, seconds = 30): Promise<string> {
   const reply = await rpc2026(
     running.url,
     'tools/call',
-    { name: 'slow_compute', arguments: { seconds, label: 'probe' } },
+    { name: 'slow_compute', arguments: { seconds, label: 'bounds' } },
     { capabilities: UNAWARE, headers: bearer(who) },
   );
   const taskId = (reply.result?.structuredContent as { taskId?: string } | undefined)?.taskId;
@@ -162,6 +162,43 @@ describe('task_wait holds a blocking slot', () => {
         headers: bearer('carol'),
       },
     );
+  });
+
+  it('2025-11-25: a task_wait dropped by its client leaves no waiter, and its slot is free again', async () => {
+    const client = await connectV1(running.url, { token: 'gina' });
+    const handle = await client.callTool({ name: 'slow_compute', arguments: { seconds: 30, label: 'w' } });
+    const taskId = (handle.structuredContent as { taskId: string }).taskId;
+    const session = await openRawSession(running.url, { headers: bearer('gina') });
+    const controller = new AbortController();
+    const wait = fetch(running.url, {
+      method: 'POST',
+      headers: session,
+      signal: controller.signal,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'task_wait', arguments: { taskId, seconds: 25 } },
+      }),
+    })
+      .then((response) => response.text())
+      .catch((error: unknown) => error);
+    await pollUntil(
+      async () => waitersTotal(),
+      (total) => total === 1,
+    );
+    controller.abort();
+    await wait;
+    await pollUntil(
+      async () => waitersTotal(),
+      (total) => total === 0,
+      2000,
+    );
+    // The one slot (maxBlockingResultsPerPrincipal: 1) is free for the next wait.
+    const next = await client.callTool({ name: 'task_wait', arguments: { taskId, seconds: 0 } });
+    expect(next.structuredContent).toMatchObject({ taskId, status: 'working' });
+    await client.callTool({ name: 'task_cancel', arguments: { taskId } });
+    await client.close();
   });
 
   it('a grace wait dropped by its client leaves no engine waiter behind', async () => {

@@ -458,6 +458,14 @@ describe('task-aware callers see what they saw before', () => {
       { capabilities: WITH_TASKS },
     );
     expect(created.result?.resultType).toBe('task');
+    // The companion tools are not theirs to call either.
+    const companion = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_status', arguments: { taskId: 'x' } },
+      { capabilities: WITH_TASKS },
+    );
+    expect(companion.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool') });
   });
 });
 

@@ -1,7 +1,7 @@
 /**
- * Review probe: the keep-alive progress of an inline call of a caller without tasks must stop
- * for good when the call ends, even if the tool reports progress afterwards (a tool that says
- * "cleaning up" when its client hangs up).
+ * The keep-alive progress of an inline call of a caller without tasks stops for good when the
+ * call ends, even if the tool reports progress afterwards (a tool that says "cleaning up" when
+ * its client hangs up).
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -36,7 +36,7 @@ const manifest = defineTaskManifest({
       inputSchema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
       input: Input,
       target: { class: Lingerer, method: 'linger' },
-      source: 'test/e2e/review-probes-4.test.ts:16:3',
+      source: 'test/e2e/clients-without-tasks-keep-alive.test.ts:16:3',
       invoke: (target, args, ctx) => target.linger(args.label, ctx),
     }),
   ],
@@ -91,7 +91,7 @@ it('no keep-alive timer outlives an inline call whose tool reports progress afte
   );
   await new Promise((resolve) => setTimeout(resolve, 100));
   const settled = keepAlives();
-  // The call had its keep-alive while it ran (so the probe can see one rearm).
+  // The call had its keep-alive while it ran (so the test can see one rearm).
   expect(settled).toBeGreaterThan(0);
   await new Promise((resolve) => setTimeout(resolve, 20 * KEEP_ALIVE_MS));
   const later = keepAlives();

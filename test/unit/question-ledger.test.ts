@@ -255,3 +255,86 @@ describe('how long a question waits for its answer', () => {
     expect(questionTimeoutMs({ ...waiting, ttlMs: null })).toBe(2 ** 31 - 1);
   });
 });
+
+describe('relayQuestionsUntilDone with a deadline', () => {
+  /** An elicitation a person answers when the test says so; aborting it withdraws the dialog. */
+  function person() {
+    let click: (value: unknown) => void = () => {};
+    const withdrawn: unknown[] = [];
+    let asked = 0;
+    const elicit = (_params: Record<string, unknown>, _timeoutMs: number, signal?: AbortSignal) =>
+      new Promise<unknown>((resolve, reject) => {
+        asked++;
+        click = resolve;
+        signal?.addEventListener('abort', () => {
+          withdrawn.push(signal.reason);
+          reject(signal.reason);
+        });
+      });
+    return {
+      elicit,
+      answer: () => click({ action: 'accept', content: { confirm: true } }),
+      withdrawn,
+      asked: () => asked,
+    };
+  }
+
+  it('ends at the deadline when no question is out', async () => {
+    const task = fakeCalls(() => taken);
+    task.set({ ...waiting, status: 'working', inputRequests: {} });
+    const deadline = new AbortController();
+    const relay = relayQuestionsUntilDone(task.calls, alice, 't1', new AbortController().signal, person().elicit, {
+      deadline: { signal: deadline.signal, answerWithinMs: 60_000 },
+    });
+    deadline.abort(new Error('time is up'));
+    await expect(relay).rejects.toThrow('time is up');
+  });
+
+  it('keeps a dialog that is out past the deadline, hands its answer to the task, then ends', async () => {
+    const answers: Record<string, unknown>[] = [];
+    const task = fakeCalls((responses) => {
+      answers.push(responses);
+      return taken;
+    });
+    const someone = person();
+    const deadline = new AbortController();
+    const relay = relayQuestionsUntilDone(task.calls, alice, 't1', new AbortController().signal, someone.elicit, {
+      deadline: { signal: deadline.signal, answerWithinMs: 60_000 },
+    });
+    await tick();
+    expect(someone.asked()).toBe(1);
+    deadline.abort(new Error('time is up'));
+    await tick();
+    expect(someone.withdrawn).toEqual([]);
+    // The task asks something new meanwhile: not asked after the deadline.
+    task.set({ ...waiting, inputRequests: { ...waiting.inputRequests, more: question } });
+    await tick();
+    expect(someone.asked()).toBe(1);
+    someone.answer();
+    await expect(relay).rejects.toThrow('time is up');
+    expect(answers).toEqual([{ confirm: { action: 'accept', content: { confirm: true } } }]);
+  });
+
+  it('withdraws the dialog answerWithinMs after the deadline, and at once on a hang-up', async () => {
+    const task = fakeCalls(() => taken);
+    const late = person();
+    const deadline = new AbortController();
+    const capped = relayQuestionsUntilDone(task.calls, alice, 't1', new AbortController().signal, late.elicit, {
+      deadline: { signal: deadline.signal, answerWithinMs: 30 },
+    });
+    await tick();
+    deadline.abort(new Error('time is up'));
+    await expect(capped).rejects.toThrow('time is up');
+    expect(late.withdrawn).toHaveLength(1);
+
+    const hungUp = person();
+    const hangup = new AbortController();
+    const relay = relayQuestionsUntilDone(task.calls, alice, 't1', hangup.signal, hungUp.elicit, {
+      deadline: { signal: new AbortController().signal, answerWithinMs: 60_000 },
+    });
+    await tick();
+    hangup.abort(new Error('the client hung up'));
+    await expect(relay).rejects.toThrow('the client hung up');
+    expect(hungUp.withdrawn).toHaveLength(1);
+  });
+});

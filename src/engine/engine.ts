@@ -3,10 +3,11 @@
  * ownership) and leaves storage and execution to a `TaskRuntime`. It knows nothing of the
  * wire: no SDK types, no JSON-RPC codes.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { type Caller, isVisibleTo } from './caller.js';
+import { randomBytes } from 'node:crypto';
+import { type Caller, clientTaskKey, isVisibleTo } from './caller.js';
 
 export type { Caller } from './caller.js';
+export { clientTaskKey } from './caller.js';
 
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceededError, TaskError, taskNotFound } from './errors.js';
@@ -380,19 +381,6 @@ export class TaskEngine {
   subscribe(listener: TaskListener, onGap?: () => void): () => void {
     return this.runtime.subscribe(listener, onGap);
   }
-}
-
-/**
- * Where a SEP-1686 task with a client-chosen id is stored: the id inside the caller's namespace
- * (a digest of the principal, so ids of different principals never meet, and never all digits,
- * which BullMQ refuses as job ids). The client keeps seeing its own id (`clientTaskId`).
- */
-export function clientTaskKey(caller: Caller, clientTaskId: string): string {
-  const namespace = createHash('sha256')
-    .update(caller.principal === null ? 'anonymous' : `principal:${caller.principal}`)
-    .digest('base64url')
-    .slice(0, 16);
-  return `c.${namespace}.${clientTaskId}`;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
   type JSONRPCRequest,
   ProtocolError,
   type RequestStateCodec,
@@ -24,6 +25,7 @@ import type { UnawareCallContext, UnawareClients } from '../protocol/companion-t
 import type { InlineState } from '../protocol/inline-state.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from '../protocol/params.js';
 import type { QuestionLedger } from '../protocol/question-ledger.js';
+import { INLINE_QUESTION_TIMEOUT_MS } from '../protocol/question-relay.js';
 import { asRpc, toJsonRpcError } from '../protocol/rpc-error.js';
 import { isSep1686Task, readSep1686TaskRequest, type Sep1686Dialect, toSep1686Task } from '../protocol/sep-1686.js';
 import { type Elicit, serverCapabilities2025, type Tasks2025Dialect, toTask2025 } from '../protocol/tasks-2025.js';
@@ -38,6 +40,7 @@ import type { TaskProgress } from '../tools/context.js';
 import type { LogListener } from '../tools/registry.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import type { PrincipalSlots } from './principal-slots.js';
+import { acceptsFormElicitation } from './question-push.js';
 import { type RateLimits, rateKindOf } from './rate-limits.js';
 import type { WaiterRegistry } from './waiters.js';
 
@@ -149,8 +152,6 @@ const TaskIdParams = { params: z.looseObject({ taskId: z.string() }) };
 /** The first protocol revision with tasks (as dated strings, revisions compare in order). */
 const FIRST_TASKS_VERSION = '2025-11-25';
 
-/** A person answers an inline question; the call waits that long at most. */
-const INLINE_QUESTION_TIMEOUT_MS = 10 * 60 * 1000;
 const CursorParams = { params: z.looseObject({ cursor: z.string().optional() }).optional() };
 
 export function createProtocolServer(deps: ProtocolServerDeps, options: ProtocolServerOptions): Server {
@@ -216,7 +217,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   // 2025-11-25: an inline call asks on its own response stream, if the client can answer forms.
   const legacyCallContext = async (ctx: ServerContext): Promise<CallContext> => {
     const base = await callContext(ctx);
-    if (!server.getClientCapabilities()?.elicitation) return base;
+    if (!acceptsFormElicitation(server.getClientCapabilities())) return base;
     return {
       ...base,
       ask: async (_key, pending) =>
@@ -282,10 +283,12 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   ): Promise<Record<string, unknown>> => {
     const progress = keepAliveProgress(ctx, deps.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS);
     const signal = waitSignal(ctx);
+    const slots = deps.blockingSlots;
     const full: UnawareCallContext = {
       ...context,
       signal,
       waitSignal: signal,
+      ...(slots && { holdGraceWait: () => slots.tryAcquire(context.caller) }),
       ...(progress.onProgress && { onProgress: progress.onProgress }),
     };
     try {
@@ -336,7 +339,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
                 ...context,
                 ...(hangup && { hangup }),
                 announce: (notification) => ctx.mcpReq.notify(notification as never),
-                ...(server.getClientCapabilities()?.elicitation && { elicit: elicitOnStream(ctx) }),
+                ...(acceptsFormElicitation(server.getClientCapabilities()) && { elicit: elicitOnStream(ctx) }),
               });
             } finally {
               registration.leave();
@@ -348,13 +351,14 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         const task = request.params?.task;
         // A call that asks for a task is served as one, whatever the client declared.
         if (clients && (task === undefined || task === null)) {
-          const elicit = server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined;
+          const elicit = acceptsFormElicitation(server.getClientCapabilities()) ? elicitOnStream(ctx) : undefined;
           return serveUnaware(
             clients,
             request.params,
             ctx,
             {
               caller: context.caller,
+              clientCapabilities: context.clientCapabilities,
               questions: elicit
                 ? { kind: 'elicit', elicit, ...(options.questionLedger && { ledger: options.questionLedger }) }
                 : { kind: 'none' },
@@ -400,7 +404,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
               params,
               who,
               waitSignal(ctx),
-              server.getClientCapabilities()?.elicitation ? elicitOnStream(ctx) : undefined,
+              acceptsFormElicitation(server.getClientCapabilities()) ? elicitOnStream(ctx) : undefined,
               options.questionLedger,
             );
           } finally {
@@ -464,7 +468,10 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
           {
             caller: context.caller,
             // Questions travel as multi-round-trip results, to a client that can answer forms.
-            questions: declared(ctx).elicitation !== undefined ? { kind: 'rounds' } : { kind: 'none' },
+            questions: acceptsFormElicitation(declared(ctx) as ClientCapabilities)
+              ? { kind: 'rounds' }
+              : { kind: 'none' },
+            clientCapabilities: context.clientCapabilities,
             ...(context.inputResponses && { inputResponses: context.inputResponses }),
             ...(context.requestState !== undefined && { requestState: context.requestState }),
             ...(codec && { sealState: (state: InlineState) => codec.mint(state) }),

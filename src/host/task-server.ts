@@ -355,7 +355,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     blockingSlots: new PrincipalSlots(
       limits.maxBlockingResultsPerPrincipal,
       'maxBlockingResultsPerPrincipal',
-      'waiting tasks/result calls',
+      'blocking waits (tasks/result, task_wait)',
     ),
     waiters,
     requestStateCodec,

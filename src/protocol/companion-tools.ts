@@ -15,7 +15,7 @@ import type { TaskToolDefinition } from '../tools/definition.js';
 import { carriedState, type InlineState, newInlineState } from './inline-state.js';
 import { isPlainObject, type Params, toolName } from './params.js';
 import type { QuestionLedger } from './question-ledger.js';
-import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
+import { type Elicit, INLINE_QUESTION_TIMEOUT_MS, relayQuestionsUntilDone } from './question-relay.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
 import { status2025 } from './tasks-2025.js';
 import { toInputRequests } from './tasks-2026.js';
@@ -97,6 +97,12 @@ export interface UnawareCallContext extends CallContext {
   readonly sealState?: (state: InlineState) => Promise<string>;
   /** Ends the waits of this call (the client cancelled or hung up); the task goes on. */
   readonly waitSignal?: AbortSignal;
+  /**
+   * Takes one of the caller's blocking-wait slots for the grace wait: its release, or
+   * `undefined` when none is free (the call then answers with the handle at once). Absent:
+   * grace waits are not counted.
+   */
+  readonly holdGraceWait?: () => (() => void) | undefined;
 }
 
 /** One field a question needs, as `task_status` describes it to a model. */
@@ -207,7 +213,11 @@ export function outputSchemaWithHandle(schema: Readonly<Record<string, unknown>>
   };
 }
 
+/** How a wait of a call ended: `ask` hands the task's questions back as `input_required`. */
+type WaitOutcome = { kind: 'record' | 'ask'; record: TaskRecord };
+
 /** The companion tools and the handle for callers that cannot receive a task. */
+
 export class UnawareClients {
   private readonly names: Readonly<Record<CompanionTool, string>>;
   private readonly byName: ReadonlyMap<string, CompanionTool>;
@@ -281,10 +291,17 @@ export class UnawareClients {
    */
   async callTool(params: Params, ctx: UnawareCallContext): Promise<Record<string, unknown> | undefined> {
     const companion = this.byName.get(toolName(params));
-    if (companion) return this.callCompanion(companion, isPlainObject(params?.arguments) ? params.arguments : {}, ctx);
+    if (companion) {
+      const args = isPlainObject(params?.arguments) ? params.arguments : {};
+      // Bounded like any tool's arguments, before anything reads them.
+      this.calls.checkArgumentSize(toolName(params), JSON.stringify(args));
+      return this.callCompanion(companion, args, ctx);
+    }
     const { tool, args } = this.calls.resolve(params);
     const mode = this.modeOf(tool);
     if (mode !== 'auto' && mode !== 'handle') return undefined;
+    // Refused before a task exists, as a task-aware caller is (-32021).
+    this.calls.checkClientCapabilities(tool, ctx.clientCapabilities);
     const carried = carriedState(ctx.requestState, tool.name, args, ctx.caller)?.taskId;
     let record: TaskRecord;
     if (carried !== undefined) {
@@ -297,7 +314,16 @@ export class UnawareClients {
       record = await this.calls.startTask(tool, args, ctx, params);
     }
     if (mode === 'handle') return this.handle(record);
-    const waited = await this.waitOnCall(record, this.settings.graceMs, ctx, 'grace');
+    // A grace wait holds the request open like a blocking tasks/result, so it is counted the same;
+    // with every slot taken the caller gets its handle at once rather than an error.
+    const release = ctx.holdGraceWait ? ctx.holdGraceWait() : () => {};
+    if (!release) return this.handle(record);
+    let waited: WaitOutcome;
+    try {
+      waited = await this.waitOnCall(record, this.settings.graceMs, ctx, 'grace');
+    } finally {
+      release();
+    }
     if (waited.kind === 'ask') {
       const state =
         ctx.sealState && (await ctx.sealState(newInlineState(tool.name, args, ctx.caller, {}, {}, record.taskId)));
@@ -335,20 +361,25 @@ export class UnawareClients {
     ctx: UnawareCallContext,
   ): Promise<Record<string, unknown>> {
     const taskId = taskIdArgument(args);
+    // Whoever sees a task end clears its marks in the session's question ledger.
+    const seen = (record: TaskRecord): TaskRecord => {
+      if (isTerminal(record.status) && ctx.questions.kind === 'elicit') ctx.questions.ledger?.forget(record.taskId);
+      return record;
+    };
     switch (tool) {
       case 'status':
-        return this.statusResult(await this.read(ctx.caller, taskId));
+        return this.statusResult(seen(await this.read(ctx.caller, taskId)));
       case 'wait': {
         const seconds = secondsArgument(args);
-        const record = await this.read(ctx.caller, taskId);
+        const record = seen(await this.read(ctx.caller, taskId));
         const waited = await this.waitOnCall(record, seconds * 1000, ctx, 'change');
         if (waited.kind === 'ask') {
           return { resultType: 'input_required', inputRequests: toInputRequests(waited.record.inputRequests ?? {}) };
         }
-        return this.statusResult(waited.record);
+        return this.statusResult(seen(waited.record));
       }
       case 'result':
-        return this.result(await this.read(ctx.caller, taskId), ctx.caller);
+        return this.result(seen(await this.read(ctx.caller, taskId)), ctx.caller);
       case 'answer':
         return this.answer(taskId, args, ctx.caller);
       case 'cancel':
@@ -371,7 +402,7 @@ export class UnawareClients {
     ms: number,
     ctx: UnawareCallContext,
     until: 'grace' | 'change',
-  ): Promise<{ kind: 'record' | 'ask'; record: TaskRecord }> {
+  ): Promise<WaitOutcome> {
     const caller = ctx.caller;
     const taskId = initial.taskId;
     const channel = ctx.questions;
@@ -390,28 +421,26 @@ export class UnawareClients {
     if (channel.kind === 'none' && until === 'change' && asking(start)) return { kind: 'record', record: start };
     if (ms <= 0) return { kind: 'record', record: await this.read(caller, taskId) };
     const deadline = AbortSignal.timeout(ms);
-    const signal = AbortSignal.any([deadline, ...(ctx.waitSignal ? [ctx.waitSignal] : [ctx.signal])]);
+    const hangup = ctx.waitSignal ?? ctx.signal;
+    const signal = AbortSignal.any([deadline, ...(hangup ? [hangup] : [])]);
     const known = new Set(Object.keys(start.inputRequests ?? {}));
     const progress = new ProgressEcho(ctx);
     try {
       if (channel.kind === 'elicit') {
         // Questions go to the person on this call's stream, and their answers to the task; a
-        // second, passive wait only echoes progress, and ends with the relay.
+        // second, passive wait only echoes progress, and ends with the relay. Only a hang-up
+        // withdraws a dialog that is out: the wait's time ends it once no question is out
+        // (within the inline question timeout), so a person's late answer still reaches the task.
         const echo = new AbortController();
+        const relayEnd = hangup ? AbortSignal.any([hangup, echo.signal]) : echo.signal;
         if (progress.active) {
-          this.calls.engine
-            .waitFor(caller, taskId, (record) => progress.seen(record), AbortSignal.any([signal, echo.signal]))
-            .catch(() => {});
+          this.calls.engine.waitFor(caller, taskId, (record) => progress.seen(record), relayEnd).catch(() => {});
         }
         try {
-          const record = await relayQuestionsUntilDone(
-            this.calls,
-            caller,
-            taskId,
-            signal,
-            channel.elicit,
-            channel.ledger ? { ledger: channel.ledger } : {},
-          );
+          const record = await relayQuestionsUntilDone(this.calls, caller, taskId, relayEnd, channel.elicit, {
+            ...(channel.ledger && { ledger: channel.ledger }),
+            deadline: { signal: deadline, answerWithinMs: INLINE_QUESTION_TIMEOUT_MS },
+          });
           return { kind: 'record', record };
         } finally {
           echo.abort();
@@ -700,9 +729,11 @@ function secondsArgument(args: Readonly<Record<string, unknown>>): number {
   const seconds = args.seconds;
   if (seconds === undefined || seconds === null) return TASK_WAIT_CAP_SECONDS;
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
+    // JSON has no infinity, but `1e400` parses as one: it is named as what it became.
+    const shown = typeof seconds === 'number' ? String(seconds) : echoed(JSON.stringify(seconds));
     throw new JsonRpcError(
       JsonRpcErrorCode.InvalidParams,
-      `seconds must be a number from 0 to ${TASK_WAIT_CAP_SECONDS} (larger values wait ${TASK_WAIT_CAP_SECONDS})`,
+      `seconds must be a finite number of at least 0, not ${shown} (a finite number over ${TASK_WAIT_CAP_SECONDS} waits ${TASK_WAIT_CAP_SECONDS} s)`,
     );
   }
   return Math.min(seconds, TASK_WAIT_CAP_SECONDS);
@@ -792,7 +823,7 @@ function fieldProblem(pending: PendingInput, answer: Readonly<Record<string, unk
   const known = new Set(fields.map((field) => field.name));
   for (const name of Object.keys(answer)) {
     if (!known.has(name)) {
-      return `field '${name}' is not part of this question (its fields: ${[...known].join(', ') || 'none'})`;
+      return `field '${echoed(name)}' is not part of this question (its fields: ${[...known].join(', ') || 'none'})`;
     }
   }
   for (const field of fields) {
@@ -809,9 +840,9 @@ function fieldProblem(pending: PendingInput, answer: Readonly<Record<string, unk
           : field.type === 'number'
             ? typeof value === 'number' && Number.isFinite(value)
             : typeof value === 'string';
-    if (!typeOk) return `field '${field.name}' expects ${expectation(field)}, not ${JSON.stringify(value)}`;
+    if (!typeOk) return `field '${field.name}' expects ${expectation(field)}, not ${echoed(JSON.stringify(value))}`;
     if (field.allowed && !field.allowed.includes(value)) {
-      return `field '${field.name}' expects ${expectation(field)}, not ${JSON.stringify(value)}`;
+      return `field '${field.name}' expects ${expectation(field)}, not ${echoed(JSON.stringify(value))}`;
     }
     if (typeof value === 'number') {
       if (field.minimum !== undefined && value < field.minimum) {
@@ -823,6 +854,14 @@ function fieldProblem(pending: PendingInput, answer: Readonly<Record<string, unk
     }
   }
   return undefined;
+}
+
+/** The most of a caller's key or value an error message repeats. */
+const ECHO_CHARS = 80;
+
+/** A caller's text as an error message repeats it: cut at `ECHO_CHARS`, so a huge answer stays out of logs and context. */
+function echoed(text: string): string {
+  return text.length > ECHO_CHARS ? `${text.slice(0, ECHO_CHARS)}…` : text;
 }
 
 function expectation(field: QuestionField): string {

@@ -24,10 +24,21 @@ export interface QuestionClaim {
 
 type Mark = 'out' | 'settled';
 
+/**
+ * How many tasks a ledger keeps marks for by default. A task's marks go when a channel sees it
+ * end (`forget`), but a session may ask about many tasks it never sees end (a wait that timed
+ * out, a task another session follows); past this many, the settled marks of the tasks asked
+ * about longest ago make room. At worst such a task's question is asked of the client again.
+ */
+export const DEFAULT_LEDGER_TASKS = 1000;
+
 export class QuestionLedger {
-  /** Per task, the questions out with the client or settled. */
+  /** Per task, the questions out with the client or settled, the task claimed longest ago first. */
   private readonly marks = new Map<string, Map<string, Mark>>();
   private readonly listeners = new Set<(taskId: string) => void>();
+
+  /** `maxTasks`: the most tasks with marks kept before the oldest settled ones are dropped. */
+  constructor(private readonly maxTasks = DEFAULT_LEDGER_TASKS) {}
 
   /**
    * Claims `key` of `taskId` for the caller's channel: undefined when it is out on another
@@ -36,11 +47,15 @@ export class QuestionLedger {
   claim(taskId: string, key: string): QuestionClaim | undefined {
     let keys = this.marks.get(taskId);
     if (keys?.has(key)) return undefined;
-    if (!keys) {
+    if (keys) {
+      // The task moves to the newest end: it is being asked about now.
+      this.marks.delete(taskId);
+    } else {
       keys = new Map();
-      this.marks.set(taskId, keys);
     }
+    this.marks.set(taskId, keys);
     keys.set(key, 'out');
+    this.evictSettled();
     let ended = false;
     return {
       settle: () => {
@@ -75,6 +90,15 @@ export class QuestionLedger {
   /** The task ended or is gone: nothing of it will be asked again. */
   forget(taskId: string): void {
     this.marks.delete(taskId);
+  }
+
+  /** Over `maxTasks`: drops the tasks claimed longest ago whose questions are all settled. */
+  private evictSettled(): void {
+    if (this.marks.size <= this.maxTasks) return;
+    for (const [taskId, keys] of this.marks) {
+      if (this.marks.size <= this.maxTasks) return;
+      if ([...keys.values()].every((mark) => mark === 'settled')) this.marks.delete(taskId);
+    }
   }
 
   /** How many tasks have questions out or settled here (for leak checks). */

@@ -26,6 +26,9 @@ export const QUESTION_KEY_META_KEY = 'mcp-task-server/question-key';
  */
 export type Elicit = (params: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal) => Promise<unknown>;
 
+/** A person answers an inline question; the call waits that long at most. */
+export const INLINE_QUESTION_TIMEOUT_MS = 10 * 60 * 1000;
+
 /** The longest a timer can wait (2^31 - 1 ms); a task without a TTL asks this long at most. */
 const LONGEST_TIMER_MS = 2_147_483_647;
 
@@ -37,6 +40,13 @@ export interface RelayOptions {
    * Without it, each call keeps a ledger of its own: every question is asked once per call.
    */
   readonly ledger?: QuestionLedger;
+  /**
+   * When the wait's own time is up (a grace time, `task_wait.seconds`). Unlike `signal` (the
+   * client hung up), it withdraws no dialog a person has open: with a question out, the wait
+   * goes on until that answer is in the task, then ends, but `answerWithinMs` after the
+   * deadline at most. No new question is asked after the deadline.
+   */
+  readonly deadline?: { readonly signal: AbortSignal; readonly answerWithinMs: number };
 }
 
 /**
@@ -69,6 +79,23 @@ export async function relayQuestionsUntilDone(
   });
   const askable = (record: TaskRecord) =>
     Object.keys(record.inputRequests ?? {}).filter((key) => ledger.isAskable(taskId, key));
+  // The deadline ends the wait once no question of this wait is out (or `answerWithinMs` later).
+  const timeUp = new AbortController();
+  let out = 0;
+  let overtime: NodeJS.Timeout | undefined;
+  const deadline = options.deadline;
+  const endIfIdle = () => {
+    if (deadline?.signal.aborted && out === 0) timeUp.abort(deadline.signal.reason);
+  };
+  const onDeadline = () => {
+    endIfIdle();
+    if (!timeUp.signal.aborted && deadline) {
+      overtime = setTimeout(() => timeUp.abort(deadline.signal.reason), deadline.answerWithinMs);
+    }
+  };
+  if (deadline?.signal.aborted) onDeadline();
+  else deadline?.signal.addEventListener('abort', onDeadline, { once: true });
+  const ended = AbortSignal.any([signal, timeUp.signal]);
   try {
     for (;;) {
       const round = new AbortController();
@@ -79,10 +106,10 @@ export async function relayQuestionsUntilDone(
           caller,
           taskId,
           (current) => isTerminal(current.status) || askable(current).length > 0,
-          AbortSignal.any([signal, broken.signal, round.signal]),
+          AbortSignal.any([ended, broken.signal, round.signal]),
         );
       } catch (error) {
-        if (signal.aborted) throw error;
+        if (ended.aborted) throw error;
         if (broken.signal.aborted) throw broken.signal.reason;
         if (round.signal.aborted) continue;
         throw error;
@@ -90,6 +117,18 @@ export async function relayQuestionsUntilDone(
       if (isTerminal(record.status)) {
         ledger.forget(taskId);
         return record;
+      }
+      // After the deadline the wait only sees its open dialogs through; it starts none.
+      if (deadline?.signal.aborted) {
+        await new Promise<void>((resolve) => {
+          nudge = resolve;
+          if (ended.aborted || broken.signal.aborted) resolve();
+          ended.addEventListener('abort', () => resolve(), { once: true });
+          broken.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        if (ended.aborted) throw ended.reason;
+        if (broken.signal.aborted) throw broken.signal.reason;
+        continue;
       }
       for (const key of askable(record)) {
         const claim = ledger.claim(taskId, key);
@@ -102,19 +141,27 @@ export async function relayQuestionsUntilDone(
               `The client did not answer the task's question '${key}': ${error instanceof Error ? error.message : String(error)}`,
             ),
           );
+        out++;
         askOnce(
           calls,
           caller,
           { taskId, key, pending },
           { elicit: elicitHere, timeoutMs: questionTimeoutMs(record), onUnanswered },
           claim,
-        ).catch(() => {
-          // `onUnanswered` has ended this wait with the reason.
-        });
+        )
+          .catch(() => {
+            // `onUnanswered` has ended this wait with the reason.
+          })
+          .finally(() => {
+            out--;
+            endIfIdle();
+          });
       }
     }
   } finally {
     stopListening();
+    clearTimeout(overtime);
+    deadline?.signal.removeEventListener('abort', onDeadline);
     asking.abort(new Error('the wait for the task ended'));
   }
 }

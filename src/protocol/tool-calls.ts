@@ -83,15 +83,20 @@ export class ToolCalls {
     } catch (error) {
       throw toJsonRpcError(error);
     }
+    this.checkArgumentSize(tool.name, json);
+    return { tool, args: JSON.parse(json) };
+  }
+
+  /** Throws -32602 when a tool's arguments, as JSON, are bigger than `maxArgumentBytes`. */
+  checkArgumentSize(toolName: string, json: string): void {
     const bytes = Buffer.byteLength(json, 'utf8');
     if (bytes > this.sizes.maxArgumentBytes) {
       throw new JsonRpcError(
         JsonRpcErrorCode.InvalidParams,
-        `The arguments of ${tool.name} are ${bytes} bytes, over the ${this.sizes.maxArgumentBytes}-byte limit (maxArgumentBytes)`,
+        `The arguments of ${toolName} are ${bytes} bytes, over the ${this.sizes.maxArgumentBytes}-byte limit (maxArgumentBytes)`,
         { limit: 'maxArgumentBytes', value: this.sizes.maxArgumentBytes },
       );
     }
-    return { tool, args: JSON.parse(json) };
   }
 
   /**

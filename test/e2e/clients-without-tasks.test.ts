@@ -12,14 +12,25 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
 import type { TaskServerOptions } from '../../src/host/task-server.js';
+import { Task } from '../../src/index.js';
 import { Tasks2025Dialect } from '../../src/protocol/tasks-2025.js';
 import { Tasks2026Dialect } from '../../src/protocol/tasks-2026.js';
 import { ToolCalls } from '../../src/protocol/tool-calls.js';
-import { connectV1, type RunningServer, rpc2026, startServer, WITH_TASKS } from './support.js';
+import { defineTaskManifest, defineTaskTool } from '../../src/tools/definition.js';
+import {
+  connectV1,
+  openRawSession,
+  pollUntil,
+  type RunningServer,
+  rpc2026,
+  startServer,
+  WITH_TASKS,
+} from './support.js';
 
 const COMPANIONS = ['task_status', 'task_wait', 'task_result', 'task_answer', 'task_cancel'];
 const GRACE_MS = 1500;
@@ -227,6 +238,89 @@ describe('a 2025-11-25 client without tasks that declared elicitation', () => {
   });
 });
 
+describe('a 2025-11-25 client without tasks whose person takes longer than the wait to answer', () => {
+  let running: RunningServer;
+  let slow: Client;
+  let asked = 0;
+  // A person reads the dialog and clicks: longer than the grace time and the task_wait below.
+  const ANSWER_AFTER_MS = GRACE_MS + 1000;
+
+  beforeAll(async () => {
+    running = await fixture();
+    slow = await connectV1(running.url, { capabilities: { elicitation: {} } });
+    slow.setRequestHandler(ElicitRequestSchema, async (): Promise<ElicitResult> => {
+      asked++;
+      await new Promise((resolve) => setTimeout(resolve, ANSWER_AFTER_MS));
+      return { action: 'accept', content: { confirm: true } };
+    });
+  });
+  afterAll(async () => {
+    await slow?.close();
+    await running?.close();
+  });
+
+  const statusOf = async (taskId: string) =>
+    structured(await slow.callTool({ name: 'task_status', arguments: { taskId } })).status;
+
+  it('the grace time does not withdraw a dialog that is out: the late answer reaches the task', async () => {
+    asked = 0;
+    const started = Date.now();
+    const reply = await slow.callTool({ name: 'confirm_delete', arguments: { filename: 'late.txt' } });
+    // The call stayed open for the answer, beyond the grace time.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ANSWER_AFTER_MS);
+    expect(asked).toBe(1);
+    if (textOf(reply) !== 'Deleted late.txt') {
+      const taskId = structured(reply).taskId;
+      await pollUntil(
+        () => statusOf(taskId),
+        (status) => status === 'completed',
+      );
+    }
+  });
+
+  it("task_wait's seconds do not withdraw a dialog that is out either", async () => {
+    asked = 0;
+    // Started by a client that cannot be asked, so the question waits for the slow person.
+    const other = await connectV1(running.url, {});
+    const handle = structured(await other.callTool({ name: 'confirm_delete', arguments: { filename: 'wait.txt' } }));
+    await other.close();
+    expect(handle.status).toBe('input_required');
+    const waited = structured(
+      await slow.callTool({ name: 'task_wait', arguments: { taskId: handle.taskId, seconds: 1 } }),
+    );
+    expect(asked).toBe(1);
+    expect(waited.status).not.toBe('input_required');
+    await pollUntil(
+      () => statusOf(handle.taskId),
+      (status) => status === 'completed',
+    );
+  });
+});
+
+describe('a 2025-11-25 client without tasks that declared only URL-mode elicitation', () => {
+  let running: RunningServer;
+  beforeAll(async () => {
+    running = await fixture();
+  });
+  afterAll(() => running?.close());
+
+  it('is sent no form elicitation: the question is in the handle, for task_answer', async () => {
+    const session = await openRawSession(running.url, { capabilities: { elicitation: { url: {} } } });
+    const text = await fetch(running.url, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'confirm_delete', arguments: { filename: 'url-only.txt' } },
+      }),
+    }).then((response) => response.text());
+    expect(text).toContain('task_answer');
+    expect(text).not.toContain('elicitation/create');
+  });
+});
+
 describe('a 2026-07-28 request without the tasks extension', () => {
   let running: RunningServer;
 
@@ -298,6 +392,15 @@ describe('a 2026-07-28 request without the tasks extension', () => {
     expect(structured(answered.result).status).toBe('completed');
   });
 
+  it('with only URL-mode elicitation declared, gets no form round but the question for task_answer', async () => {
+    const reply = await call('confirm_delete', { filename: 'url.txt' }, { elicitation: { url: {} } });
+    expect(reply.result?.resultType).not.toBe('input_required');
+    const handle = structured(reply.result);
+    expect(handle.status).toBe('input_required');
+    expect(handle.question?.fields).toEqual([expect.objectContaining({ name: 'confirm' })]);
+    await call('task_cancel', { taskId: handle.taskId });
+  });
+
   it('without elicitation, describes the question and takes it through task_answer', async () => {
     const handle = structured((await call('confirm_delete', { filename: 'b.txt' })).result);
     expect(handle.status).toBe('input_required');
@@ -355,6 +458,14 @@ describe('task-aware callers see what they saw before', () => {
       { capabilities: WITH_TASKS },
     );
     expect(created.result?.resultType).toBe('task');
+    // The companion tools are not theirs to call either.
+    const companion = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'task_status', arguments: { taskId: 'x' } },
+      { capabilities: WITH_TASKS },
+    );
+    expect(companion.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool') });
   });
 });
 
@@ -398,5 +509,72 @@ describe('server-wide modes', () => {
       await client.close();
       await running.close();
     }
+  });
+});
+
+/** A task tool that needs the client to declare `sampling`. */
+class Sampler {
+  readonly ran: string[] = [];
+  @Task({ pollIntervalMs: 100 })
+  async summarize(label: string): Promise<string> {
+    this.ran.push(label);
+    return `summarized ${label}`;
+  }
+}
+
+const Input = z.strictObject({ label: z.string() });
+const manifest = defineTaskManifest({
+  formatVersion: 1,
+  tools: [
+    defineTaskTool<Sampler, z.output<typeof Input>>({
+      name: 'summarize',
+      taskSupport: 'optional',
+      requiresClientCapabilities: ['sampling'],
+      pollIntervalMs: 100,
+      result: 'text',
+      inputSchema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+      input: Input,
+      target: { class: Sampler, method: 'summarize' },
+      source: 'test/e2e/clients-without-tasks.test.ts',
+      invoke: (target, args) => target.summarize(args.label),
+    }),
+  ],
+});
+
+describe('a task tool that needs a client capability', () => {
+  const sampler = new Sampler();
+  let running: RunningServer;
+  beforeAll(async () => {
+    running = await startServer({ manifest, instances: [sampler] });
+  });
+  afterAll(() => running?.close());
+
+  it('2026-07-28: the tool refuses a request without the capability with -32021, with or without the tasks extension', async () => {
+    const aware = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'summarize', arguments: { label: 'aware' } },
+      { capabilities: WITH_TASKS },
+    );
+    expect(aware.error?.code).toBe(-32021);
+    const unaware = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'summarize', arguments: { label: 'unaware' } },
+      { capabilities: {} },
+    );
+    expect(unaware.error?.code, JSON.stringify(unaware.result)).toBe(-32021);
+    expect(sampler.ran).toEqual([]);
+  });
+
+  it('2025-11-25: a session without tasks is refused with -32021 like one with them, and no task starts', async () => {
+    const client = await connectV1(running.url, {});
+    const outcome = await client.callTool({ name: 'summarize', arguments: { label: 'legacy' } }).then(
+      (result) => ({ result }),
+      (error: { code: number }) => ({ code: error.code }),
+    );
+    expect(outcome).toEqual({ code: -32021 });
+    expect(sampler.ran).toEqual([]);
+    await client.close();
   });
 });

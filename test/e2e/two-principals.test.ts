@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
+import { clientTaskKey } from '../../src/engine/engine.js';
 import type { TaskServerOptions } from '../../src/host/task-server.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { connectV1, listenForTasks, pollUntil, type RunningServer, rpc2026, startServer } from './support.js';
@@ -252,6 +253,74 @@ function describeTwoPrincipals(runtime: 'memory' | 'bullmq', extra: () => Partia
       expect(digits.content).toEqual([{ type: 'text', text: 'Computed 424242 in 0s' }]);
       await alice.experimental.tasks.cancelTask('job-1');
       await alicesCall;
+    });
+
+    it("SEP-1686: an anonymous caller's task is found only by its chosen id, never by the stored id others can compute", async () => {
+      const anonymous = await connectV1(url, {});
+      const pending = anonymous
+        .request(
+          {
+            method: 'tools/call',
+            params: {
+              name: 'slow_compute',
+              arguments: { seconds: 30, label: 'anon' },
+              _meta: { [SEP1686]: { taskId: 'anon-job', keepAlive: 60_000 } },
+            },
+          },
+          CallToolResultSchema,
+          { timeout: 60_000 },
+        )
+        .catch((error: unknown) => error);
+      await pollUntil(
+        () => anonymous.request({ method: 'tasks/get', params: { taskId: 'anon-job' } }, AnyResult).catch(() => ({})),
+        (task) => (task as { taskId?: string }).taskId === 'anon-job',
+      );
+      // Anyone can compute where a chosen id of an anonymous caller is stored.
+      const storedId = clientTaskKey({ principal: null }, 'anon-job');
+      const outcome = (reply: { error?: { code: number }; result?: Record<string, unknown> }) =>
+        reply.error?.code ?? (reply.result?.structuredContent as { status?: string } | undefined)?.status ?? 'answered';
+      const companion = (tool: string) =>
+        rpc2026(
+          url,
+          'tools/call',
+          { name: tool, arguments: { taskId: storedId } },
+          { capabilities: {}, headers: bearer('bob') },
+        );
+      const task = (method: string) => rpc2026(url, method, { taskId: storedId }, { headers: bearer('bob') });
+      expect({
+        taskStatus: outcome(await companion('task_status')),
+        taskResult: outcome(await companion('task_result')),
+        taskCancel: outcome(await companion('task_cancel')),
+        tasksGet: outcome(await task('tasks/get')),
+        tasksCancel: outcome(await task('tasks/cancel')),
+        legacyGet: await bob.request({ method: 'tasks/get', params: { taskId: storedId } }, AnyResult).then(
+          () => 'answered',
+          (error: { code: number }) => error.code,
+        ),
+        legacyCancel: await bob.request({ method: 'tasks/cancel', params: { taskId: storedId } }, AnyResult).then(
+          () => 'answered',
+          (error: { code: number }) => error.code,
+        ),
+      }).toEqual({
+        taskStatus: -32602,
+        taskResult: -32602,
+        taskCancel: -32602,
+        tasksGet: -32602,
+        tasksCancel: -32602,
+        legacyGet: -32602,
+        legacyCancel: -32602,
+      });
+      // Bob's own chosen id of the same name is another task in his namespace.
+      await expect(
+        bob.request({ method: 'tasks/get', params: { taskId: 'anon-job' } }, AnyResult),
+      ).rejects.toMatchObject({
+        code: -32602,
+      });
+      const own = await anonymous.request({ method: 'tasks/get', params: { taskId: 'anon-job' } }, AnyResult);
+      expect(own).toMatchObject({ taskId: 'anon-job', status: 'working' });
+      await anonymous.request({ method: 'tasks/cancel', params: { taskId: 'anon-job' } }, AnyResult);
+      await pending;
+      await anonymous.close();
     });
 
     it('2025-11-25: a question pushed on the GET stream reaches only the session that created its task', async () => {

@@ -58,6 +58,29 @@ describe('QuestionLedger', () => {
     expect(released).toEqual(['t1']);
   });
 
+  it('keeps marks for at most maxTasks tasks, dropping the settled ones asked about longest ago', () => {
+    const ledger = new QuestionLedger(3);
+    ledger.claim('old', 'q')?.settle();
+    const held = ledger.claim('held', 'q');
+    ledger.claim('touched', 'q')?.settle();
+    // Asked about again: 'touched' becomes the newest.
+    ledger.claim('touched', 'r')?.settle();
+    ledger.claim('new', 'q')?.settle();
+    expect(ledger.size).toBe(3);
+    // 'old' (settled, oldest) made room; a question still out is never dropped.
+    expect(ledger.isAskable('old', 'q')).toBe(true);
+    expect(ledger.isAskable('held', 'q')).toBe(false);
+    expect(ledger.isAskable('touched', 'r')).toBe(false);
+    ledger.claim('newer', 'q')?.settle();
+    // The oldest settled one now is 'touched': 'held' is skipped while its question is out.
+    expect(ledger.isAskable('touched', 'q')).toBe(true);
+    expect(ledger.isAskable('held', 'q')).toBe(false);
+    expect(ledger.size).toBe(3);
+    held?.settle();
+    for (let n = 0; n < 100; n++) ledger.claim(`task-${n}`, 'q')?.settle();
+    expect(ledger.size).toBe(3);
+  });
+
   it('forgets an ended task', () => {
     const ledger = new QuestionLedger();
     ledger.claim('t1', 'confirm')?.settle();
@@ -230,5 +253,88 @@ describe('how long a question waits for its answer', () => {
     expect(questionTimeoutMs({ ...waiting, createdAt: now - 120_000, ttlMs: 60_000 })).toBe(1000);
     // An unbounded timeout would make the timer fire at once (Node clamps it to 1 ms).
     expect(questionTimeoutMs({ ...waiting, ttlMs: null })).toBe(2 ** 31 - 1);
+  });
+});
+
+describe('relayQuestionsUntilDone with a deadline', () => {
+  /** An elicitation a person answers when the test says so; aborting it withdraws the dialog. */
+  function person() {
+    let click: (value: unknown) => void = () => {};
+    const withdrawn: unknown[] = [];
+    let asked = 0;
+    const elicit = (_params: Record<string, unknown>, _timeoutMs: number, signal?: AbortSignal) =>
+      new Promise<unknown>((resolve, reject) => {
+        asked++;
+        click = resolve;
+        signal?.addEventListener('abort', () => {
+          withdrawn.push(signal.reason);
+          reject(signal.reason);
+        });
+      });
+    return {
+      elicit,
+      answer: () => click({ action: 'accept', content: { confirm: true } }),
+      withdrawn,
+      asked: () => asked,
+    };
+  }
+
+  it('ends at the deadline when no question is out', async () => {
+    const task = fakeCalls(() => taken);
+    task.set({ ...waiting, status: 'working', inputRequests: {} });
+    const deadline = new AbortController();
+    const relay = relayQuestionsUntilDone(task.calls, alice, 't1', new AbortController().signal, person().elicit, {
+      deadline: { signal: deadline.signal, answerWithinMs: 60_000 },
+    });
+    deadline.abort(new Error('time is up'));
+    await expect(relay).rejects.toThrow('time is up');
+  });
+
+  it('keeps a dialog that is out past the deadline, hands its answer to the task, then ends', async () => {
+    const answers: Record<string, unknown>[] = [];
+    const task = fakeCalls((responses) => {
+      answers.push(responses);
+      return taken;
+    });
+    const someone = person();
+    const deadline = new AbortController();
+    const relay = relayQuestionsUntilDone(task.calls, alice, 't1', new AbortController().signal, someone.elicit, {
+      deadline: { signal: deadline.signal, answerWithinMs: 60_000 },
+    });
+    await tick();
+    expect(someone.asked()).toBe(1);
+    deadline.abort(new Error('time is up'));
+    await tick();
+    expect(someone.withdrawn).toEqual([]);
+    // The task asks something new meanwhile: not asked after the deadline.
+    task.set({ ...waiting, inputRequests: { ...waiting.inputRequests, more: question } });
+    await tick();
+    expect(someone.asked()).toBe(1);
+    someone.answer();
+    await expect(relay).rejects.toThrow('time is up');
+    expect(answers).toEqual([{ confirm: { action: 'accept', content: { confirm: true } } }]);
+  });
+
+  it('withdraws the dialog answerWithinMs after the deadline, and at once on a hang-up', async () => {
+    const task = fakeCalls(() => taken);
+    const late = person();
+    const deadline = new AbortController();
+    const capped = relayQuestionsUntilDone(task.calls, alice, 't1', new AbortController().signal, late.elicit, {
+      deadline: { signal: deadline.signal, answerWithinMs: 30 },
+    });
+    await tick();
+    deadline.abort(new Error('time is up'));
+    await expect(capped).rejects.toThrow('time is up');
+    expect(late.withdrawn).toHaveLength(1);
+
+    const hungUp = person();
+    const hangup = new AbortController();
+    const relay = relayQuestionsUntilDone(task.calls, alice, 't1', hangup.signal, hungUp.elicit, {
+      deadline: { signal: new AbortController().signal, answerWithinMs: 60_000 },
+    });
+    await tick();
+    hangup.abort(new Error('the client hung up'));
+    await expect(relay).rejects.toThrow('the client hung up');
+    expect(hungUp.withdrawn).toHaveLength(1);
   });
 });

@@ -3,13 +3,23 @@
  * connections), and prints one summary table of the measured ratios.
  *
  *   npm run bench
- *   node --conditions=mcp-task-server-source --import tsx bench/run-all.ts [create e2e http memory latency scale tail policies]
+ *   node --conditions=mcp-task-server-source --import tsx bench/run-all.ts [create e2e http memory latency scale tail policies policy-creates]
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { JSON_MARK, printRows, type Row } from './support.js';
 
-const BENCHMARKS = ['create', 'e2e', 'http', 'memory', 'latency', 'scale', 'tail', 'policies'] as const;
+const BENCHMARKS = [
+  'create',
+  'e2e',
+  'http',
+  'memory',
+  'latency',
+  'scale',
+  'tail',
+  'policies',
+  'policy-creates',
+] as const;
 
 function run(name: string): Promise<Row[]> {
   const file = new URL(`./${name}.ts`, import.meta.url).pathname;

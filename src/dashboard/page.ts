@@ -197,7 +197,8 @@ export function dashboardPage(base: string): string {
     try { body = await call('/tasks/' + encodeURIComponent(selected)); } catch (failure) { $('detail').replaceChildren(el('p', { class: 'error', text: failure.message })); return; }
     const task = body.task;
     // Keep a half-filled answer form: redraw only when the task changed.
-    const stamp = task.taskId + task.lastUpdatedAt + task.status;
+    // An observed fact (a repeated create, a timeout) adds an entry without changing the record.
+    const stamp = task.taskId + task.lastUpdatedAt + task.status + ':' + task.timeline.length;
     if (stamp === shownDetail) { const left = $('detail').querySelector('.ttl'); if (left) left.textContent = 'TTL left ' + ttl(task.ttlLeftMs); return; }
     shownDetail = stamp;
     const parts = [
@@ -205,6 +206,7 @@ export function dashboardPage(base: string): string {
       el('div', { class: 'mono muted', text: task.taskId }),
       el('div', { class: 'muted ttl', text: 'TTL left ' + ttl(task.ttlLeftMs) }),
     ];
+    if (task.priority) parts.push(el('div', { class: 'muted priority', text: 'priority ' + task.priority + ' (lower runs first)' }));
     if (task.status === 'working' || task.status === 'input_required') {
       parts.push(el('p', {}, [el('button', { class: 'danger', id: 'cancel', text: 'Cancel task', onclick: async () => { try { await call('/tasks/' + encodeURIComponent(task.taskId) + '/cancel', { method: 'POST' }); } catch {} refreshDetail(); refresh(); } })]));
     }
@@ -212,7 +214,7 @@ export function dashboardPage(base: string): string {
     if (task.result) parts.push(el('h3', { text: task.result.isError ? 'Tool error' : 'Result' }), el('pre', { class: 'result', text: task.result.text }));
     if (task.error) parts.push(el('h3', { text: 'Error' }), el('pre', { class: 'result error', text: task.error.code + ': ' + task.error.message }));
     parts.push(el('h3', { text: 'Timeline' }), el('ul', { class: 'timeline' }, task.timeline.map((entry) =>
-      el('li', {}, [el('span', { class: 'kind', text: entry.kind }), ' ', el('span', { text: entry.text }), ' ', el('span', { class: 'muted', text: new Date(entry.at).toLocaleTimeString() })]))));
+      el('li', { 'data-kind': entry.kind }, [el('span', { class: 'kind', text: entry.kind }), ' ', el('span', { text: entry.text }), ' ', el('span', { class: 'muted', text: new Date(entry.at).toLocaleTimeString() })]))));
     $('detail').replaceChildren(...parts);
   }
 

@@ -34,6 +34,12 @@ export interface DashboardDeps {
   /** Hears of each call refused over the rate limit. */
   readonly onRefused?: (reason: 'rate_limit') => void;
   readonly options?: DashboardOptions;
+  /**
+   * The stories of the tasks, when the host also passes them the lifecycle events it observes
+   * (for timeouts, repeated creates and waits); else the dashboard keeps its own, from record
+   * changes only.
+   */
+  readonly timelines?: TaskTimelines;
 }
 
 export const DASHBOARD_PATH = '/dashboard';
@@ -51,7 +57,7 @@ export interface DashboardRoutes {
 }
 
 export function dashboardRoutes(deps: DashboardDeps): DashboardRoutes {
-  const timelines = new TaskTimelines();
+  const timelines = deps.timelines ?? new TaskTimelines();
   const unsubscribe = deps.engine.subscribe(({ record }) => timelines.record(record));
   const admins = new Set(deps.options?.admins ?? []);
   const tools = deps.calls.registry
@@ -222,6 +228,7 @@ function summary(record: TaskRecord) {
     lastUpdatedAt: record.lastUpdatedAt,
     ttlLeftMs: record.ttlMs === null ? null : Math.max(0, expiresAt(record) - Date.now()),
     pollIntervalMs: record.pollIntervalMs,
+    ...(record.priority !== undefined && record.priority !== 0 && { priority: record.priority }),
     questions: Object.entries(record.inputRequests ?? {}).map(([key, pending]) => ({
       key,
       message: typeof pending.params.message === 'string' ? pending.params.message : pending.question,

@@ -1,16 +1,46 @@
 /**
  * What happened to each task, as this server saw it: a record holds only its latest state, so
  * the dashboard keeps the story (status messages, progress, questions, answers, outcome) from
- * the engine's change events. Bounded in tasks and entries; a task it never saw gets a story
+ * the engine's change events. Those reach every server process, whichever runs the task, so
+ * what a record says (a retry's wait, a priority) comes from them. Facts no record keeps (a
+ * timed-out attempt, a repeated idempotent create, why a task waits) come from the lifecycle
+ * events this process observes. Bounded in tasks and entries; a task it never saw gets a story
  * rebuilt from its current record.
  */
+import { formatDuration, isRetryMessage } from '../engine/attempts.js';
+import type { LifecycleEvent, TaskObserver } from '../engine/lifecycle.js';
 import { expiresAt, type TaskProgressValue, type TaskRecord, type TaskStatus } from '../engine/task.js';
 
+/** One line of a task's story on the dashboard. */
 export interface TimelineEntry {
   /** Milliseconds since the epoch. */
   readonly at: number;
-  readonly kind: 'created' | 'status' | 'message' | 'progress' | 'question' | 'answer' | 'result' | 'error';
+  readonly kind: TimelineKind;
   readonly text: string;
+}
+
+/**
+ * What a timeline entry tells: `retry`, the wait for the next attempt (`attempt 2 of 5 in 4 s:
+ * ECONNRESET`); `timeout`, an attempt that reached the tool's `timeoutMs`; `idempotent_hit`, a
+ * repeated create that got this task; `waiting`, why a task that could start waits (any reason).
+ */
+export type TimelineKind =
+  | 'created'
+  | 'status'
+  | 'message'
+  | 'progress'
+  | 'question'
+  | 'answer'
+  | 'result'
+  | 'error'
+  | 'retry'
+  | 'timeout'
+  | 'idempotent_hit'
+  | 'waiting';
+
+/** An entry from a lifecycle event, with the principal the event named (checked against the owner). */
+interface ObservedEntry extends TimelineEntry {
+  readonly principal: string | null;
 }
 
 /** Tasks followed at once; the oldest is forgotten first. */
@@ -19,8 +49,9 @@ const MAX_TASKS = 2000;
 const MAX_ENTRIES = 200;
 
 interface Followed {
-  last: Seen;
-  entries: TimelineEntry[];
+  /** Absent while only lifecycle events have been heard of the task, before its first record. */
+  last?: Seen;
+  entries: (TimelineEntry | ObservedEntry)[];
 }
 
 /**
@@ -50,31 +81,93 @@ function seen(record: TaskRecord): Seen {
   };
 }
 
-export class TaskTimelines {
+/**
+ * The stories of the tasks this server follows. It observes lifecycle events too (pass it to
+ * the server's observer), for the facts no record keeps.
+ */
+export class TaskTimelines implements TaskObserver {
   private readonly tasks = new Map<string, Followed>();
+
+  constructor(private readonly now: () => number = Date.now) {}
 
   /** Takes in one change of one task. */
   record(record: TaskRecord): void {
     const followed = this.tasks.get(record.taskId);
     if (!followed) {
-      if (this.tasks.size >= MAX_TASKS) {
-        const oldest = this.tasks.keys().next().value;
-        if (oldest !== undefined) this.tasks.delete(oldest);
-      }
-      this.tasks.set(record.taskId, { last: seen(record), entries: changes(undefined, record) });
+      this.follow(record.taskId, { last: seen(record), entries: changes(undefined, record) });
+      return;
+    }
+    if (!followed.last) {
+      // Events came first (an in-process worker can tell of a wait before the change arrives).
+      followed.entries.unshift(...changes(undefined, record));
+      followed.last = seen(record);
+      this.trim(followed);
       return;
     }
     if (record.lastUpdatedAt < followed.last.lastUpdatedAt) return;
     const added = changes(followed.last, record);
     followed.last = seen(record);
     followed.entries.push(...added);
-    if (followed.entries.length > MAX_ENTRIES) followed.entries.splice(1, followed.entries.length - MAX_ENTRIES);
+    this.trim(followed);
   }
 
-  /** The task's story up to `record` (its freshest state). */
+  /** Takes in the lifecycle facts a timeline shows and no record keeps; ignores the rest. */
+  observe(event: LifecycleEvent): void {
+    const shown = observed(event);
+    if (shown === undefined) return;
+    const entry: ObservedEntry = { at: this.now(), ...shown, principal: event.task.principal };
+    const followed = this.tasks.get(event.task.taskId);
+    if (!followed) {
+      this.follow(event.task.taskId, { entries: [entry] });
+      return;
+    }
+    followed.entries.push(entry);
+    this.trim(followed);
+  }
+
+  /**
+   * The task's story up to `record` (its freshest state). An observed entry naming another
+   * principal than the record's owner is left out: a story shows only its owner's facts.
+   */
   of(record: TaskRecord): readonly TimelineEntry[] {
     this.record(record);
-    return this.tasks.get(record.taskId)?.entries ?? changes(undefined, record);
+    const entries = this.tasks.get(record.taskId)?.entries ?? changes(undefined, record);
+    return entries
+      .filter((entry) => !('principal' in entry) || entry.principal === record.owner)
+      .map(({ at, kind, text }) => ({ at, kind, text }));
+  }
+
+  private follow(taskId: string, followed: Followed): void {
+    if (this.tasks.size >= MAX_TASKS) {
+      const oldest = this.tasks.keys().next().value;
+      if (oldest !== undefined) this.tasks.delete(oldest);
+    }
+    this.tasks.set(taskId, followed);
+  }
+
+  private trim(followed: Followed): void {
+    if (followed.entries.length > MAX_ENTRIES) followed.entries.splice(1, followed.entries.length - MAX_ENTRIES);
+  }
+}
+
+/** The timeline's entry for a lifecycle event it shows (`timed_out`, `idempotent_hit`, `waiting`). */
+function observed(event: LifecycleEvent): Pick<TimelineEntry, 'kind' | 'text'> | undefined {
+  switch (event.type) {
+    case 'timed_out':
+      return {
+        kind: 'timeout',
+        text: `attempt ${event.attempt} of ${event.attempts} timed out after ${formatDuration(event.timeoutMs)}`,
+      };
+    case 'idempotent_hit':
+      return {
+        kind: 'idempotent_hit',
+        text: `a repeated create with the same idempotency key returned this task (${event.status})`,
+      };
+    case 'waiting':
+      // Any reason, named as the metrics label it: a new one shows without a change here.
+      return { kind: 'waiting', text: `waits (${event.reason}): ${event.running} running, limit ${event.limit}` };
+    default:
+      return undefined;
   }
 }
 
@@ -84,11 +177,12 @@ export function changes(previous: Seen | undefined, next: TaskRecord): TimelineE
   const at = next.lastUpdatedAt;
   if (!previous) {
     const ttl = next.ttlMs === null ? 'kept until deleted' : `kept until ${new Date(expiresAt(next)).toISOString()}`;
-    entries.push({ at: next.createdAt, kind: 'created', text: `created (${ttl})` });
+    const priority = next.priority ? `priority ${next.priority}, ` : '';
+    entries.push({ at: next.createdAt, kind: 'created', text: `created (${priority}${ttl})` });
   }
   if (next.status !== (previous?.status ?? 'working')) entries.push({ at, kind: 'status', text: next.status });
   if (next.statusMessage !== undefined && next.statusMessage !== previous?.statusMessage) {
-    entries.push({ at, kind: 'message', text: next.statusMessage });
+    entries.push({ at, kind: isRetryMessage(next.statusMessage) ? 'retry' : 'message', text: next.statusMessage });
   }
   const progress = next.progress;
   if (

@@ -15,6 +15,7 @@ import {
   dashboardFromEnvironment,
   dashboardRoutes,
 } from '../dashboard/routes.js';
+import { TaskTimelines } from '../dashboard/timeline.js';
 import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
@@ -300,8 +301,15 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         },
       })
     : undefined;
+  const dashboardOption = options.dashboard ?? dashboardFromEnvironment();
+  // The dashboard's timelines hear the lifecycle events too: timeouts, repeated creates, waits.
+  const timelines = dashboardOption ? new TaskTimelines(options.clock) : undefined;
   // A silenced logger needs no lifecycle lines built for it (benchmarks, tests).
-  const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'server'), metrics]);
+  const observer = observeAll([
+    logger === silentLogger ? undefined : logObserver(logger, 'server'),
+    metrics,
+    timelines,
+  ]);
   const limits = resolveLimits(options.limits);
   const registry = new ToolRegistry({
     manifest: options.manifest,
@@ -433,10 +441,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(metricsToken !== undefined && { metricsToken }),
     logger,
   });
-  const dashboardOption = options.dashboard ?? dashboardFromEnvironment();
   const dashboard = dashboardOption
     ? dashboardRoutes({
         engine,
+        ...(timelines && { timelines }),
         calls,
         admit: (request, connection) => httpFront.admit(request, connection),
         rateLimits,

@@ -2,12 +2,15 @@
  * The dashboard's JSON API: behind the same auth as `/mcp`, reading through the engine with the
  * same owner rules. Two principals: one never sees, cancels or answers the other's tasks. An
  * admin principal may look at another's tasks when it names them. Bad input gets a clear 4xx.
+ * The timeline shows the policies (timeouts, retry waits, priority, repeated idempotent creates,
+ * waits for a principal's share) on both runtimes, each only on its owner's tasks.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
-import { OpsTools, opsManifest, tokenAuth } from './ops-app.js';
+import { OpsTools, opsManifest, PolicyTools, policyManifest, tokenAuth } from './ops-app.js';
 
 const TOKENS = { 'token-ann': 'ann', 'token-bob': 'bob', 'token-root': 'root' };
 let running: RunningServer;
@@ -295,3 +298,119 @@ describe('dashboard API rate limits', () => {
     }
   });
 });
+
+/** What the timeline shows of each policy, on one runtime. */
+function describePolicyTimeline(name: string, onRedis: boolean): void {
+  (onRedis ? describeWithRedis : describe)(`the dashboard timeline of the policies on ${name}`, () => {
+    const prefix = randomPrefix();
+    let policies: RunningServer;
+    let cy: Client;
+    let dee: Client;
+    let origin: string;
+
+    beforeAll(async () => {
+      policies = await startServer({
+        manifest: policyManifest,
+        instances: [new PolicyTools()],
+        http: { auth: tokenAuth({ 'token-cy': 'cy', 'token-dee': 'dee' }) },
+        dashboard: true,
+        limits: { maxRunningTasksPerPrincipal: 1 },
+        ...(onRedis && { redis: { connection: REDIS_URL, prefix } }),
+      });
+      origin = new URL(policies.url).origin;
+      cy = await connectV1(policies.url, { token: 'token-cy' });
+      dee = await connectV1(policies.url, { token: 'token-dee' });
+    });
+    afterAll(async () => {
+      await Promise.allSettled([cy?.close(), dee?.close()]);
+      await policies?.close();
+      if (onRedis) await deleteKeysUnder(prefix);
+    });
+
+    const detailOf = async (taskId: string, token: string) => {
+      const response = await fetch(`${origin}/dashboard/api/tasks/${taskId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely and pinned by the assertions.
+      return { status: response.status, task: ((await response.json()) as Record<string, any>).task };
+    };
+    const entries = (task: { timeline: { kind: string; text: string }[] }, kind: string) =>
+      task.timeline.filter((entry) => entry.kind === kind).map((entry) => entry.text);
+
+    it('shows a timed-out attempt, each retry wait (attempt n of m, delay, reason) and the result', async () => {
+      const taskId = await startTask(cy, 'flaky', { label: 'a' });
+      const { task } = await pollUntil(
+        () => detailOf(taskId, 'token-cy'),
+        (reply) => reply.task.status === 'completed',
+        15_000,
+      );
+      expect(entries(task, 'timeout')).toEqual(['attempt 1 of 3 timed out after 300 ms']);
+      expect(entries(task, 'retry')).toEqual([
+        'attempt 2 of 3 in 50 ms: timed out after 300 ms',
+        'attempt 3 of 3 in 50 ms: ECONNRESET',
+      ]);
+      expect(entries(task, 'result')).toEqual(['ok on attempt 3']);
+      const kinds: string[] = task.timeline.map((entry: { kind: string }) => entry.kind);
+      expect(kinds.indexOf('timeout')).toBeLessThan(kinds.indexOf('retry'));
+    });
+
+    it("shows a task's priority, and each repeated idempotent create that returned it", async () => {
+      const taskId = await startTask(cy, 'lookup', { term: 'otter' });
+      expect(await startTask(cy, 'lookup', { term: 'otter' })).toBe(taskId);
+      expect(await startTask(cy, 'lookup', { term: 'otter' })).toBe(taskId);
+      const { task } = await pollUntil(
+        () => detailOf(taskId, 'token-cy'),
+        (reply) => reply.task.status === 'completed',
+      );
+      expect(task.priority).toBe(7);
+      expect(entries(task, 'created')[0]).toMatch(/^created \(priority 7, kept until /);
+      expect(entries(task, 'idempotent_hit')).toHaveLength(2);
+      expect(entries(task, 'idempotent_hit')[0]).toMatch(
+        /^a repeated create with the same idempotency key returned this task \((working|completed)\)$/,
+      );
+    });
+
+    it("shows a task waiting for its principal's share, why, and its start once a slot frees", async () => {
+      const first = await startTask(cy, 'hold', { ms: 600 });
+      const second = await startTask(cy, 'hold', { ms: 0 });
+      const { task } = await pollUntil(
+        () => detailOf(second, 'token-cy'),
+        (reply) => reply.task.status === 'completed',
+        15_000,
+      );
+      expect(entries(task, 'waiting')).toEqual(['waits (principal_share): 1 running, limit 1']);
+      expect(entries(task, 'message')).toContain('queued (1 running for this caller)');
+      expect(entries((await detailOf(first, 'token-cy')).task, 'waiting')).toEqual([]);
+    });
+
+    it("never shows one principal's entries on another's timeline, nor another's timeline at all", async () => {
+      // The same arguments from two principals are two requests: each gets its own task.
+      const cyTask = await startTask(cy, 'lookup', { term: 'badger' });
+      const deeTask = await startTask(dee, 'lookup', { term: 'badger' });
+      expect(deeTask).not.toBe(cyTask);
+      expect(await startTask(cy, 'lookup', { term: 'badger' })).toBe(cyTask);
+      const cyHold = await startTask(cy, 'hold', { ms: 400 });
+      const cyQueued = await startTask(cy, 'hold', { ms: 0 });
+      const deeHold = await startTask(dee, 'hold', { ms: 0 });
+      await pollUntil(
+        () => detailOf(cyQueued, 'token-cy'),
+        (reply) => reply.task.status === 'completed',
+        15_000,
+      );
+      const dees = await Promise.all([deeTask, deeHold].map((taskId) => detailOf(taskId, 'token-dee')));
+      for (const { status, task } of dees) {
+        expect(status).toBe(200);
+        expect(entries(task, 'idempotent_hit')).toEqual([]);
+        // Dee's task started while Cy's waited: Dee was never over its share.
+        expect(entries(task, 'waiting')).toEqual([]);
+      }
+      expect((await detailOf(cyTask, 'token-cy')).task.timeline.map((entry: { kind: string }) => entry.kind)).toContain(
+        'idempotent_hit',
+      );
+      for (const taskId of [cyTask, cyHold, cyQueued]) expect((await detailOf(taskId, 'token-dee')).status).toBe(404);
+    });
+  });
+}
+
+describePolicyTimeline('the in-process runtime', false);
+describePolicyTimeline('BullMQ', true);

@@ -2,7 +2,9 @@
  * The task dashboard in a real browser: Playwright (playwright-core) driving Debian's Chromium.
  * The page shows the caller's running task and not another principal's, its progress moves
  * without a reload, a question is answered through the form generated from its schema and the
- * task completes, and a cancel works. A screenshot is kept in `.tmp/artifacts/`.
+ * task completes, and a cancel works; a task's timeline shows its policies (priority, a repeated
+ * idempotent create, a timed-out attempt and the retry waits). A screenshot is kept in
+ * `.tmp/artifacts/`.
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
@@ -12,7 +14,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
-import { OpsTools, opsManifest, tokenAuth } from './ops-app.js';
+import { OpsTools, opsManifest, PolicyTools, policyManifest, tokenAuth } from './ops-app.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -145,4 +147,41 @@ describeWithChromium('the task dashboard in headless Chromium', () => {
     await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
     expect(await row(publish).count()).toBe(1);
   });
+
+  it("shows a task's policies on its timeline, and not another principal's task", async () => {
+    const policies = await startServer({
+      manifest: policyManifest,
+      instances: [new PolicyTools()],
+      http: { auth: tokenAuth({ 'token-ann': 'ann', 'token-bob': 'bob' }) },
+      dashboard: true,
+    });
+    const [annPolicies, bobPolicies] = await Promise.all([
+      connectV1(policies.url, { token: 'token-ann' }),
+      connectV1(policies.url, { token: 'token-bob' }),
+    ]);
+    try {
+      const lookup = await startTask(annPolicies, 'lookup', { term: 'otter' });
+      expect(await startTask(annPolicies, 'lookup', { term: 'otter' })).toBe(lookup);
+      const bobsLookup = await startTask(bobPolicies, 'lookup', { term: 'otter' });
+      const flaky = await startTask(annPolicies, 'flaky', { label: 'browser' });
+      await page.goto(`${new URL(policies.url).origin}/dashboard#token=token-ann`);
+      await row(lookup).click();
+      const entry = (kind: string) => page.locator(`#detail li[data-kind="${kind}"]`);
+      await entry('idempotent_hit').first().waitFor();
+      expect(await page.locator('#detail .priority').textContent()).toBe('priority 7 (lower runs first)');
+      expect(await entry('created').textContent()).toContain('created (priority 7, ');
+      expect(await row(bobsLookup).count()).toBe(0);
+
+      await row(flaky).click();
+      await expect.poll(() => entry('result').count(), { timeout: 15_000 }).toBe(1);
+      expect(await entry('timeout').textContent()).toContain('attempt 1 of 3 timed out after 300 ms');
+      expect(await entry('retry').allTextContents()).toEqual([
+        expect.stringContaining('attempt 2 of 3 in 50 ms: timed out after 300 ms'),
+        expect.stringContaining('attempt 3 of 3 in 50 ms: ECONNRESET'),
+      ]);
+    } finally {
+      await Promise.allSettled([annPolicies.close(), bobPolicies.close()]);
+      await policies.close();
+    }
+  }, 30_000);
 });

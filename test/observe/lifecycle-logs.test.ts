@@ -1,7 +1,9 @@
 /**
  * A task's whole life in the logs, asserted line by line with a captured logger: created,
  * started, progress (debug), input requested, answered, completed with its duration, failed
- * with its stack, cancelled, and a result that breaks its declared type. Real v1 client, real
+ * with its stack, cancelled, and a result that breaks its declared type; and the policies' lines
+ * (a timed-out attempt, scheduled retries, a priority, a repeated idempotent create, a wait for
+ * a principal's share), each with its fields and never the arguments. Real v1 client, real
  * HTTP server, in-process runtime. The BullMQ side (server and worker processes) is in
  * `operator-routes.test.ts`.
  */
@@ -12,7 +14,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleLogger, loggerFromPino } from '../../src/observe/log.js';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
-import { captureLogger, OpsTools, opsManifest, tokenAuth } from './ops-app.js';
+import { captureLogger, OpsTools, opsManifest, PolicyTools, policyManifest, tokenAuth } from './ops-app.js';
 
 const captured = captureLogger();
 let running: RunningServer;
@@ -160,5 +162,118 @@ describe('the default logger', () => {
   it('keeps createConsoleLogger working as a Logger', () => {
     const logger = createConsoleLogger('silent');
     expect(() => logger.info('quiet', { a: 1 })).not.toThrow();
+  });
+});
+
+describe('lifecycle logs of the policies', () => {
+  const policyLines = captureLogger();
+  let policies: RunningServer;
+  let cy: Client;
+
+  beforeAll(async () => {
+    policies = await startServer({
+      manifest: policyManifest,
+      instances: [new PolicyTools()],
+      logger: policyLines.logger,
+      http: { auth: tokenAuth({ 'token-cy': 'cy' }) },
+      limits: { maxRunningTasksPerPrincipal: 1 },
+    });
+    cy = await connectV1(policies.url, { token: 'token-cy' });
+  });
+  afterAll(async () => {
+    await cy?.close();
+    await policies?.close();
+  });
+
+  const create = async (name: string, args: Record<string, unknown>) =>
+    (await cy.request({ method: 'tools/call', params: { name, arguments: args, task: {} } }, CreateTaskResultSchema))
+      .task.taskId;
+  const line = (taskId: string, event: string) => policyLines.of(taskId).find((each) => each.data.event === event);
+  const common = (taskId: string, tool: string) => ({ taskId, tool, principal: 'sub:cy', role: 'server' });
+
+  it('say a timed-out attempt and each scheduled retry, with attempt, attempts, delay and reason', async () => {
+    const taskId = await create('flaky', { label: 'label-secret-1' });
+    await cy.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    await pollUntil(
+      async () => policyLines.of(taskId).map((each) => each.data.event),
+      (seen) => seen.includes('completed'),
+    );
+    expect(line(taskId, 'timed_out')).toEqual({
+      level: 'warn',
+      message: 'task attempt 1 of 3 timed out',
+      data: {
+        event: 'timed_out',
+        ...common(taskId, 'flaky'),
+        attempt: 1,
+        attempts: 3,
+        timeoutMs: 300,
+        reason: 'timed out after 300 ms',
+      },
+    });
+    const retries = policyLines.of(taskId).filter((each) => each.data.event === 'retry_scheduled');
+    expect(retries.map((each) => [each.level, each.message, each.data])).toEqual([
+      [
+        'warn',
+        'task attempt 1 of 3 failed; retrying',
+        {
+          event: 'retry_scheduled',
+          ...common(taskId, 'flaky'),
+          attempt: 1,
+          attempts: 3,
+          delayMs: 50,
+          reason: 'timed out after 300 ms',
+        },
+      ],
+      [
+        'warn',
+        'task attempt 2 of 3 failed; retrying',
+        {
+          event: 'retry_scheduled',
+          ...common(taskId, 'flaky'),
+          attempt: 2,
+          attempts: 3,
+          delayMs: 50,
+          reason: 'ECONNRESET',
+        },
+      ],
+    ]);
+    expect(JSON.stringify(policyLines.of(taskId))).not.toContain('label-secret-1');
+  });
+
+  it('say a priority on the created line, and each repeated idempotent create', async () => {
+    const taskId = await create('lookup', { term: 'term-secret-2' });
+    expect(await create('lookup', { term: 'term-secret-2' })).toBe(taskId);
+    expect(line(taskId, 'created')).toMatchObject({
+      level: 'info',
+      message: 'task created',
+      data: { event: 'created', ...common(taskId, 'lookup'), priority: 7 },
+    });
+    const hit = line(taskId, 'idempotent_hit');
+    expect(hit).toEqual({
+      level: 'info',
+      message: 'task returned for a repeated idempotent create',
+      data: {
+        event: 'idempotent_hit',
+        ...common(taskId, 'lookup'),
+        idempotentHit: true,
+        status: expect.stringMatching(/^(working|completed)$/),
+      },
+    });
+    expect(JSON.stringify(policyLines.of(taskId))).not.toContain('term-secret-2');
+  });
+
+  it("say a task waits for its principal's share, once, with reason, running and limit", async () => {
+    const first = await create('hold', { ms: 400 });
+    const second = await create('hold', { ms: 0 });
+    await cy.experimental.tasks.getTaskResult(second, CallToolResultSchema);
+    const waits = policyLines.of(second).filter((each) => each.data.event === 'waiting');
+    expect(waits).toEqual([
+      {
+        level: 'info',
+        message: 'task waits (principal_share)',
+        data: { event: 'waiting', ...common(second, 'hold'), reason: 'principal_share', running: 1, limit: 1 },
+      },
+    ]);
+    expect(line(first, 'waiting')).toBeUndefined();
   });
 });

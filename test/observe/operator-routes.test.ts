@@ -1,6 +1,7 @@
 /**
  * `/healthz`, `/readyz` and `/metrics` on both runtimes, and a task followed through the JSON
- * log lines of a server process and a worker process (BullMQ), whose health port answers too.
+ * log lines of a server process and a worker process (BullMQ), whose health port answers too; and
+ * the policies' counters and waiting gauge on both runtimes.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,7 @@ import { silentLogger } from '../../src/observe/logger.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { type AppProcess, startAppProcess } from '../e2e/processes.js';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
-import { OpsTools, opsManifest } from './ops-app.js';
+import { OpsTools, opsManifest, PolicyTools, policyManifest, tokenAuth } from './ops-app.js';
 
 const origin = (url: string) => new URL(url).origin;
 
@@ -464,3 +465,66 @@ describe('the operator variables', () => {
     });
   });
 });
+
+/** The policies' counters and the waiting gauge, as `/metrics` shows them on one runtime. */
+function describePolicyMetrics(name: string, onRedis: boolean): void {
+  (onRedis ? describeWithRedis : describe)(`policy metrics on ${name}`, () => {
+    const prefix = randomPrefix();
+    let running: RunningServer;
+    let client: Client;
+
+    beforeAll(async () => {
+      running = await startServer({
+        manifest: policyManifest,
+        instances: [new PolicyTools()],
+        metrics: true,
+        http: { auth: tokenAuth({ 'token-cy': 'cy' }) },
+        limits: { maxRunningTasksPerPrincipal: 1 },
+        ...(onRedis && { redis: { connection: REDIS_URL, prefix } }),
+      });
+      client = await connectV1(running.url, { token: 'token-cy' });
+    });
+    afterAll(async () => {
+      await client?.close();
+      await running?.close();
+      if (onRedis) await deleteKeysUnder(prefix);
+    });
+
+    const create = async (tool: string, args: Record<string, unknown>) =>
+      (
+        await client.request(
+          { method: 'tools/call', params: { name: tool, arguments: args, task: {} } },
+          CreateTaskResultSchema,
+        )
+      ).task.taskId;
+    const scrape = () => metricsText(`${origin(running.url)}/metrics`);
+
+    it('count retries, timeouts and idempotent hits per tool', async () => {
+      const flaky = await create('flaky', { label: 'm' });
+      const lookup = await create('lookup', { term: 'm' });
+      expect(await create('lookup', { term: 'm' })).toBe(lookup);
+      expect(await create('lookup', { term: 'm' })).toBe(lookup);
+      await client.experimental.tasks.getTaskResult(flaky, CallToolResultSchema);
+      const text = await pollUntil(scrape, (body) => sample(body, 'mcp_task_completed_total{tool="flaky"}') === 1);
+      expect(text).toContain('# TYPE mcp_task_retries_total counter');
+      expect(sample(text, 'mcp_task_retries_total{tool="flaky"}')).toBe(2);
+      expect(sample(text, 'mcp_task_timeouts_total{tool="flaky"}')).toBe(1);
+      expect(sample(text, 'mcp_task_idempotent_hits_total{tool="lookup"}')).toBe(2);
+      expect(sample(text, 'mcp_task_idempotent_hits_total{tool="flaky"}')).toBeUndefined();
+    }, 20_000);
+
+    it("gauge the tasks waiting for their principal's share while they wait", async () => {
+      const series = 'mcp_task_waiting_by_reason{reason="principal_share"}';
+      const first = await create('hold', { ms: 1500 });
+      const second = await create('hold', { ms: 0 });
+      const during = await pollUntil(scrape, (body) => sample(body, series) === 1);
+      expect(during).toContain('# TYPE mcp_task_waiting_by_reason gauge');
+      await client.experimental.tasks.getTaskResult(second, CallToolResultSchema);
+      expect((await client.experimental.tasks.getTask(first)).status).toBe('completed');
+      await pollUntil(scrape, (body) => sample(body, series) === 0);
+    }, 20_000);
+  });
+}
+
+describePolicyMetrics('the in-process runtime', false);
+describePolicyMetrics('BullMQ', true);

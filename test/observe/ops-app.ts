@@ -1,8 +1,9 @@
 /**
  * A small app for the observability tests: a task that reports progress until done or
  * cancelled, one that asks a question, one that throws and one whose result breaks its declared
- * type. The manifest is written by hand in the generator's shape, so these tests do not depend
- * on a generation step.
+ * type; and `PolicyTools`, one tool per policy (retry and timeout, idempotent creation with a
+ * priority, a plain one to fill a principal's share). The manifests are written by hand in the
+ * generator's shape, so these tests do not depend on a generation step.
  */
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -114,6 +115,71 @@ export const opsManifest = defineTaskManifest({
       target: { class: OpsTools, method: 'lie' },
       source: 'test/observe/ops-app.ts:44:3',
       invoke: (target) => target.lie(),
+    }),
+  ],
+});
+
+/** Tools with every policy: for what the logs, the metrics and the dashboard show of them. */
+export class PolicyTools {
+  /** Hangs on its first attempt (timed out), throws on its second, succeeds on its third. */
+  @Task({ retry: { attempts: 3, backoff: 'fixed', delayMs: 50 }, timeoutMs: 300 })
+  async flaky(_input: { label: string }, ctx: TaskContext): Promise<string> {
+    if (ctx.attempt === 1) await sleep(10_000, ctx.signal);
+    if (ctx.attempt === 2) throw new Error('ECONNRESET');
+    return `ok on attempt ${ctx.attempt}`;
+  }
+
+  /** The same arguments are always the same request; runs before priority-0 work would not. */
+  @Task({ idempotent: true, priority: 7 })
+  async lookup(input: { term: string }): Promise<string> {
+    return `found ${input.term}`;
+  }
+
+  /** Holds its slot for `ms`. */
+  @Task()
+  async hold(input: { ms: number }, ctx: TaskContext): Promise<string> {
+    await sleep(input.ms, ctx.signal);
+    return 'held';
+  }
+}
+
+const LabelInput = z.strictObject({ label: z.string() });
+const TermInput = z.strictObject({ term: z.string() });
+const HoldInput = z.strictObject({ ms: z.int().min(0).max(30_000) });
+const policyBase = { taskSupport: 'optional' as const, result: 'text' as const };
+export const policyManifest = defineTaskManifest({
+  formatVersion: 1,
+  tools: [
+    defineTaskTool<PolicyTools, z.output<typeof LabelInput>>({
+      ...policyBase,
+      name: 'flaky',
+      retry: { attempts: 3, backoff: 'fixed', delayMs: 50 },
+      timeoutMs: 300,
+      inputSchema: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+      input: LabelInput,
+      target: { class: PolicyTools, method: 'flaky' },
+      source: 'test/observe/ops-app.ts:124:3',
+      invoke: (target, args, ctx) => target.flaky(args, ctx),
+    }),
+    defineTaskTool<PolicyTools, z.output<typeof TermInput>>({
+      ...policyBase,
+      name: 'lookup',
+      idempotent: true,
+      priority: 7,
+      inputSchema: { type: 'object', properties: { term: { type: 'string' } }, required: ['term'] },
+      input: TermInput,
+      target: { class: PolicyTools, method: 'lookup' },
+      source: 'test/observe/ops-app.ts:132:3',
+      invoke: (target, args) => target.lookup(args),
+    }),
+    defineTaskTool<PolicyTools, z.output<typeof HoldInput>>({
+      ...policyBase,
+      name: 'hold',
+      inputSchema: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] },
+      input: HoldInput,
+      target: { class: PolicyTools, method: 'hold' },
+      source: 'test/observe/ops-app.ts:138:3',
+      invoke: (target, args, ctx) => target.hold(args, ctx),
     }),
   ],
 });

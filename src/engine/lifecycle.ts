@@ -57,9 +57,20 @@ export type LifecycleEvent =
   | {
       readonly type: 'waiting';
       readonly task: TaskFacts;
-      readonly reason: WaitReason;
+      readonly reason: 'principal_share';
       readonly running: number;
       readonly limit: number;
+    }
+  /**
+   * A resumed task waits for a worker whose tool has the task's `version`; the worker that
+   * left it runs `workerVersion`. Told once per wait.
+   */
+  | {
+      readonly type: 'waiting';
+      readonly task: TaskFacts;
+      readonly reason: 'version';
+      readonly version: string;
+      readonly workerVersion: string;
     }
   | { readonly type: 'input_requested'; readonly task: TaskFacts; readonly key: string }
   | { readonly type: 'answered'; readonly task: TaskFacts; readonly keys: readonly string[] }
@@ -117,9 +128,10 @@ export type LifecycleType = LifecycleEvent['type'];
 
 /**
  * Why a task that could start waits (the `reason` label of the `mcp_task_waiting_by_reason`
- * gauge): `principal_share`, its principal runs `maxRunningTasksPerPrincipal` tasks already.
+ * gauge): `principal_share`, its principal runs `maxRunningTasksPerPrincipal` tasks already;
+ * `version`, it resumes and waits for a worker with its tool's version.
  */
-export type WaitReason = 'principal_share';
+export type WaitReason = 'principal_share' | 'version';
 
 /**
  * Receives every `LifecycleEvent` of the tasks this process creates or runs: the hook that logs,

@@ -171,7 +171,10 @@ function describe(event: LifecycleEvent): {
       return {
         level: 'info',
         message: `task waits (${event.reason})`,
-        data: { reason: event.reason, running: event.running, limit: event.limit },
+        data:
+          event.reason === 'version'
+            ? { reason: event.reason, version: event.version, workerVersion: event.workerVersion }
+            : { reason: event.reason, running: event.running, limit: event.limit },
       };
     case 'input_requested':
       return { level: 'info', message: 'task input requested', data: { key: event.key } };

@@ -616,9 +616,10 @@ export class TaskWorker {
     const now = this.clock();
     const since = job.data.versionWaitSince ?? now;
     if (now - since >= this.versionWaitMs) {
+      // Out of the count first, so whoever sees the task fail no longer counts it as waiting.
+      await this.versionWaits.done(tool, pinned, taskId);
       const outcome = versionChangedOutcome(tool, pinned, mine);
       await this.store.update(taskId, (current) => (isTerminal(current.status) ? undefined : outcomeChange(outcome)));
-      await this.versionWaits.done(tool, pinned, taskId);
       return;
     }
     const message = versionWaitMessage(tool, pinned);

@@ -22,6 +22,7 @@ const MAX_WAKES_PER_SCAN = 100;
 /** Wait sets outlive their last write by this much; a version nobody waits for then goes. */
 const WAIT_KEY_TTL_MS = 24 * 3600 * 1000;
 
+/** The wait sets of one app (see above): a worker notes its waiters here and wakes its own. */
 export class VersionWaits {
   private readonly queues = new Map<string, Queue<TaskJobData>>();
 

@@ -115,6 +115,29 @@ describeWithRedis('bullmq version pinning across processes', () => {
     expect(await counters.get(`${prefix}:completions:${task.taskId}`)).toBe('1');
   });
 
+  it("a retry due after its tool's version changed waits for a worker with the old version, its step kept", async () => {
+    const runtime = startRuntime();
+    const old = startChild('3', { RETRY_DELAY_MS: 1500 });
+    await old.ready();
+    const task = await runtime.create(newRecord({ script: 'fail-once' }, { tool: TOOL }));
+    await waitForRecord(runtime, task.taskId, (record) => record.statusMessage?.startsWith('attempt 2 of 3') ?? false);
+    old.kill('SIGTERM');
+    expect(await old.exited).toBe(0);
+    const current = startChild('4', { VERSION_WAIT_MS: 60_000 });
+    await current.ready();
+
+    // The back-off ends on the version-4 worker, which leaves the attempt for a version-3 one.
+    await waitForRecord(runtime, task.taskId, (record) => record.statusMessage === WAITING);
+    const again = startChild('3');
+    await again.ready();
+    const done = await waitForRecord(runtime, task.taskId, (record) => record.status === 'completed', 10_000);
+    expect(done.outcome).toMatchObject({ result: { content: [{ type: 'text', text: 'attempt 2, effect 1' }] } });
+    expect(again.reports.filter((r) => r.event === 'started' && r.taskId === task.taskId)).toEqual([
+      { event: 'started', taskId: task.taskId, attempt: 2, version: '3' },
+    ]);
+    expect(current.reports.filter((r) => r.event === 'started' && r.taskId === task.taskId)).toEqual([]);
+  });
+
   it('fails the task naming both versions when no worker with its version comes within versionWaitMs', async () => {
     const runtime = startRuntime();
     const task = await parkedOnVersion3(runtime);

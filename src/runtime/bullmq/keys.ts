@@ -150,12 +150,18 @@ export interface VersionWaitNames {
   waiting(tool: string, version: string): string;
   /** Sorted set of every task id waiting for a version, scored by when it last waited (for the gauge). */
   readonly waitingAll: string;
+  /** The version of the worker that just woke `taskId` to take it (short-lived). */
+  claim(taskId: string): string;
 }
 
 function versionWaitNames(prefix: string, queue: string): VersionWaitNames {
   const base = `${prefix}::{${queue}.versions}`;
   // Tool names hold no `@` (see the generator's tool-name rule), so `tool@version` is unambiguous.
-  return { waiting: (tool, version) => `${base}:waiting:${tool}@${version}`, waitingAll: `${base}:waiting-all` };
+  return {
+    waiting: (tool, version) => `${base}:waiting:${tool}@${version}`,
+    waitingAll: `${base}:waiting-all`,
+    claim: (taskId) => `${base}:claim:${taskId}`,
+  };
 }
 
 export function checkShardCount(shardCount: number): void {

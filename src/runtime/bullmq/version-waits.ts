@@ -2,8 +2,11 @@
  * Resumed tasks waiting for a worker whose tool has their version. A worker with another
  * version moves such a job to delayed (it holds no slot) and puts its task id in the set of
  * its tool and version; every worker looks, when it starts and then every `VERSION_SCAN_MS`,
- * at the sets of the versions it runs and promotes what waits there, so a matching worker
- * takes the job within about that time. A job also looks again by itself after
+ * at the sets of the versions it runs and promotes what waits there, with a short claim: a
+ * worker of another version that gets the promoted job first sees the claim and puts the job
+ * straight back in the queue, and the matching worker, woken by that move, takes it. (Without
+ * the claim the other worker would win every time: its own move to delayed wakes the matching
+ * worker's blocking fetch, which then waits behind it.) A job also looks again by itself after
  * `VERSION_RECHECK_MS`, the backstop when no matching worker runs the scan.
  */
 import type { Queue } from 'bullmq';
@@ -17,6 +20,8 @@ import { promoteIfDelayed } from './principal-shares.js';
 export const VERSION_SCAN_MS = 1000;
 /** How long a waiting task's job stays delayed before it looks again by itself. */
 export const VERSION_RECHECK_MS = 5000;
+/** How long a wake-up's claim lasts: a little over one scan. */
+const CLAIM_MS = 1500;
 /** Waiting tasks one scan wakes at most per tool. */
 const MAX_WAKES_PER_SCAN = 100;
 /** Wait sets outlive their last write by this much; a version nobody waits for then goes. */
@@ -63,9 +68,26 @@ export class VersionWaits {
     );
     for (const taskId of waiting) {
       const job = await this.queueOf(taskId).getJob(taskId);
-      if (job) await promoteIfDelayed(job);
-      else await this.done(tool, version, taskId);
+      if (job) {
+        await this.client.set(this.names.versionWaits.claim(taskId), version, 'PX', CLAIM_MS);
+        await promoteIfDelayed(job);
+      } else await this.done(tool, version, taskId);
     }
+  }
+
+  /** Tasks waiting for some version right now, across the app (see `countVersionWaiters`). */
+  count(): Promise<number> {
+    return countVersionWaiters(this.client, this.names, this.clock());
+  }
+
+  /**
+   * Whether a worker with `version` is trying to take `taskId` right now (it woke the task
+   * within the last `CLAIM_MS`): then a worker of another version that got the job hands it
+   * straight back rather than delaying it. Taken once: should the wrong worker get the job
+   * again, it delays it until the next wake-up, so two workers never pass it to and fro.
+   */
+  async claimedBy(taskId: string, version: string): Promise<boolean> {
+    return (await this.client.getdel(this.names.versionWaits.claim(taskId))) === version;
   }
 
   async close(): Promise<void> {

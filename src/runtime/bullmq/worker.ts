@@ -645,6 +645,12 @@ export class TaskWorker {
     }
     await job.updateData({ ...withoutStart(job.data), versionWaitSince: since });
     await this.versionWaits.wait(tool, pinned, taskId);
+    if (await this.versionWaits.claimedBy(taskId, pinned)) {
+      // A worker with the version woke the job to take it, and this one got there first: back
+      // to the queue at once. The matching worker, woken by the same move, takes it next.
+      await job.moveToWait(token);
+      throw new (bullmqLibrary().WaitingError)();
+    }
     await job.moveToDelayed(Math.min(now + VERSION_RECHECK_MS, since + this.versionWaitMs), token);
     // Tells BullMQ the job was moved by us: neither complete nor fail it.
     throw new (bullmqLibrary().DelayedError)();
@@ -661,6 +667,8 @@ export class TaskWorker {
   private wakeVersionWaiters(): void {
     if (this.closing || this.versions.size === 0) return;
     const scan = async () => {
+      // One cheap count while nothing waits (the usual case), rather than a look per tool.
+      if ((await this.versionWaits.count()) === 0) return;
       for (const [tool, version] of this.versions) await this.versionWaits.wake(tool, version);
     };
     scan()

@@ -288,6 +288,7 @@ export class TaskEngine {
       task: this.facts(record),
       ttlMs: record.ttlMs,
       ...(record.priority !== undefined && { priority: record.priority }),
+      ...(record.toolVersion !== undefined && { toolVersion: record.toolVersion }),
     });
     return record;
   }

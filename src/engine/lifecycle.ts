@@ -30,6 +30,8 @@ export type LifecycleEvent =
       readonly ttlMs: number | null;
       /** The task's priority when not the default 0 (lower runs first). */
       readonly priority?: number;
+      /** The version of the task's tool it was accepted with (`TaskRecord.toolVersion`). */
+      readonly toolVersion?: string;
     }
   /** A repeated idempotent create got this existing task; nothing new was started. */
   | { readonly type: 'idempotent_hit'; readonly task: TaskFacts; readonly status: TaskStatus }

@@ -143,7 +143,11 @@ function describe(event: LifecycleEvent): {
       return {
         level: 'info',
         message: 'task created',
-        data: { ttlMs: event.ttlMs, ...(event.priority !== undefined && { priority: event.priority }) },
+        data: {
+          ttlMs: event.ttlMs,
+          ...(event.priority !== undefined && { priority: event.priority }),
+          ...(event.toolVersion !== undefined && { toolVersion: event.toolVersion }),
+        },
       };
     case 'idempotent_hit':
       return {

@@ -399,6 +399,9 @@ export class TaskWorker {
           Object.keys(record.steps ?? {}).length > 0;
         const mine = this.versions.get(job.data.tool);
         if (mine !== undefined) {
+          // Pinned once the method has run. Answers given on the call itself (upfront questions)
+          // also count: they were checked against the accepting server's version, which the
+          // record carries from creation, so that version is the one to run them.
           const pinned = record.toolVersion;
           if (resumed && pinned !== undefined && pinned !== mine) {
             clearTimeout(startedNote);

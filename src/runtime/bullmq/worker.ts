@@ -675,9 +675,10 @@ export class TaskWorker {
       for (const [tool, version] of this.versions) await this.versionWaits.wake(tool, version);
     };
     scan()
-      .catch((error: unknown) =>
-        this.logger.warn('Could not wake tasks waiting for a version', { error: String(error) }),
-      )
+      .catch((error: unknown) => {
+        // A scan cut short by close() is no news.
+        if (!this.closing) this.logger.warn('Could not wake tasks waiting for a version', { error: String(error) });
+      })
       .finally(() => {
         if (!this.closing) {
           this.versionScan = setTimeout(() => this.wakeVersionWaiters(), VERSION_SCAN_MS);

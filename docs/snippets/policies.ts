@@ -24,6 +24,17 @@ export class Mail {
     return { documents: await index.rebuild(input.repository, ctx.signal) };
   }
   // #endregion priority
+
+  // #region version
+  /**
+   * Version 4 reads a new question. A task parked on version 3's question resumes only on a
+   * worker that still runs version 3, never on this code.
+   */
+  @Task({ version: '4' })
+  async migrateMailbox(input: { mailbox: string }, ctx: TaskContext) {
+    return ctx.step('copied', () => mailer.send(input.mailbox, 'Your mailbox moved'));
+  }
+  // #endregion version
 }
 
 // #region client-key
@@ -47,3 +58,12 @@ console.log(created.task.taskId);
 // Keys hold for ten minutes instead of the task's whole retention.
 createTaskServer({ manifest: taskManifest, instances: [new Primes()], policy: { idempotencyWindowMs: 600_000 } });
 // #endregion window
+
+// #region version-wait
+// Resumed tasks wait up to two minutes for a worker with their version, then fail.
+createTaskServer({
+  manifest: taskManifest,
+  instances: [new Primes()],
+  redis: { connection: 'redis://127.0.0.1:6379', worker: { versionWaitMs: 120_000 } },
+});
+// #endregion version-wait

@@ -61,6 +61,13 @@ export interface TaskOptions {
    * it, a call's priority is ignored and the tool's `priority` holds. Default `false`.
    */
   readonly priorityFromCall?: boolean;
+  /**
+   * The tool's version: a task that resumes after a park (an answered question, a retry's
+   * back-off) runs only on a worker whose tool has the version the task started with. A
+   * non-empty string of at most 64 characters. Default: a hash of the tool's generated input,
+   * output and question schemas, so any change to them is a new version.
+   */
+  readonly version?: string;
 }
 
 /** Options of `@Tool`: an ordinary, synchronous tool that never becomes a task. */

@@ -46,6 +46,8 @@ export interface CreateTaskRequest {
   readonly requestedPriority?: unknown;
   /** `@Task({ priorityFromCall: true })`: the call's `requestedPriority` overrides the tool's. */
   readonly priorityFromCall?: boolean;
+  /** The version of the tool in this process (`TaskRecord.toolVersion`), if known. */
+  readonly toolVersion?: string;
 }
 
 /** Where a call's priority comes from, for the message that refuses it. */
@@ -263,6 +265,7 @@ export class TaskEngine {
           ...retention,
           ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
           ...priorityOf(request),
+          ...(request.toolVersion !== undefined && { toolVersion: request.toolVersion }),
         },
         {
           ...(maxLive !== null && { maxLiveForOwner: maxLive }),
@@ -286,6 +289,7 @@ export class TaskEngine {
       task: this.facts(record),
       ttlMs: record.ttlMs,
       ...(record.priority !== undefined && { priority: record.priority }),
+      ...(record.toolVersion !== undefined && { toolVersion: record.toolVersion }),
     });
     return record;
   }

@@ -30,6 +30,8 @@ export type LifecycleEvent =
       readonly ttlMs: number | null;
       /** The task's priority when not the default 0 (lower runs first). */
       readonly priority?: number;
+      /** The version of the task's tool it was accepted with (`TaskRecord.toolVersion`). */
+      readonly toolVersion?: string;
     }
   /** A repeated idempotent create got this existing task; nothing new was started. */
   | { readonly type: 'idempotent_hit'; readonly task: TaskFacts; readonly status: TaskStatus }
@@ -57,9 +59,20 @@ export type LifecycleEvent =
   | {
       readonly type: 'waiting';
       readonly task: TaskFacts;
-      readonly reason: WaitReason;
+      readonly reason: 'principal_share';
       readonly running: number;
       readonly limit: number;
+    }
+  /**
+   * A resumed task waits for a worker whose tool has the task's `version`; the worker that
+   * left it runs `workerVersion`. Told once per wait.
+   */
+  | {
+      readonly type: 'waiting';
+      readonly task: TaskFacts;
+      readonly reason: 'version';
+      readonly version: string;
+      readonly workerVersion: string;
     }
   | { readonly type: 'input_requested'; readonly task: TaskFacts; readonly key: string }
   | { readonly type: 'answered'; readonly task: TaskFacts; readonly keys: readonly string[] }
@@ -117,9 +130,10 @@ export type LifecycleType = LifecycleEvent['type'];
 
 /**
  * Why a task that could start waits (the `reason` label of the `mcp_task_waiting_by_reason`
- * gauge): `principal_share`, its principal runs `maxRunningTasksPerPrincipal` tasks already.
+ * gauge): `principal_share`, its principal runs `maxRunningTasksPerPrincipal` tasks already;
+ * `version`, it resumes and waits for a worker with its tool's version.
  */
-export type WaitReason = 'principal_share';
+export type WaitReason = 'principal_share' | 'version';
 
 /**
  * Receives every `LifecycleEvent` of the tasks this process creates or runs: the hook that logs,

@@ -128,7 +128,7 @@ export interface RuntimeStats {
   readonly tasks?: Readonly<Record<string, number>>;
   /** Queue jobs by state (`waiting`, `active`, `delayed`), on runtimes with a queue. */
   readonly queue?: Readonly<Record<string, number>>;
-  /** Tasks that could start but wait, by `WaitReason` (`principal_share`). */
+  /** Tasks that could start but wait, by `WaitReason` (`principal_share`, `version`). */
   readonly waiting?: Readonly<Record<string, number>>;
 }
 
@@ -198,6 +198,12 @@ export interface TaskExecutor {
   execute(record: TaskRecord, control: ExecutionControl): Promise<TaskOutcome>;
   /** Per-tool limit on concurrent runs in one process, if the tool declares one. */
   concurrencyOf?(tool: string): number | undefined;
+  /**
+   * The version of each tool this process runs, by tool name (see `TaskRecord.toolVersion`). A
+   * runtime runs a resumed task only where its tool's version equals the task's; executors
+   * without it are never checked.
+   */
+  toolVersions?(): ReadonlyMap<string, string>;
   /**
    * Told of what a runtime sees before the method runs (a task waiting for its principal's
    * share), so it reaches the same lifecycle logs and metrics as the method's own events.

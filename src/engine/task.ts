@@ -95,6 +95,12 @@ export interface TaskRecord {
    * BullMQ); absent means 0. Tasks of the same priority run in creation order.
    */
   readonly priority?: number;
+  /**
+   * The version of the tool the task runs with (`@Task({ version })`, else a hash of its
+   * schemas): the accepting server's at creation, then the version of the worker that first
+   * runs it. Once the method has run, it resumes only on a worker with this version.
+   */
+  readonly toolVersion?: string;
 }
 
 /** The highest priority number a task may have (the one that runs last). */

@@ -32,6 +32,8 @@ export interface TaskChange {
   readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
   readonly steps?: Readonly<Record<string, unknown>>;
   readonly progress?: TaskProgressValue;
+  /** Sets the task's `toolVersion` (a fresh task takes the version of the worker that runs it). */
+  readonly toolVersion?: string;
 }
 
 export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
@@ -65,6 +67,7 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(change.inputAnswers && { inputAnswers: change.inputAnswers }),
     ...(change.steps && { steps: change.steps }),
     ...(change.progress && { progress: change.progress }),
+    ...(change.toolVersion !== undefined && { toolVersion: change.toolVersion }),
     ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),
     // Clocks never run backwards even if the wall clock does.
     lastUpdatedAt: Math.max(now, record.lastUpdatedAt),

@@ -44,7 +44,7 @@ export const DiagnosticCode = {
   /**
    * A policy option of `@Task` that cannot work: a retry policy or timeout (`attempts: 0`, a
    * negative delay, an unknown backoff), or a creation policy out of its bounds (`idempotent`,
-   * `priority`, `priorityFromCall`).
+   * `priority`, `priorityFromCall`), or a `version` that is not a non-empty string.
    */
   InvalidPolicy: 'MTG3006',
   ProjectLoadFailed: 'MTG9001',

@@ -51,6 +51,8 @@ export interface ToolIR {
   readonly priority?: number;
   /** `@Task({ priorityFromCall: true })`: a call may set its own priority in `_meta`. */
   readonly priorityFromCall?: true;
+  /** `@Task({ version })`: the tool's version, pinning resumed tasks to workers that have it. */
+  readonly version?: string;
   readonly target: TargetIR;
   /** `path/relative/to/tsconfig/dir.ts:line:col` of the method name. */
   readonly source: string;

@@ -21,7 +21,7 @@ export class ConfigError extends Error {
 /** Worker timings an operator may tune (the same in every process of an app: docs/design/bullmq.md §2). */
 export type WorkerTimings = Pick<
   TaskWorkerSettings,
-  'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'shutdownGraceMs' | 'inputGraceMs'
+  'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'shutdownGraceMs' | 'inputGraceMs' | 'versionWaitMs'
 >;
 
 export interface ProcessConfig {
@@ -70,6 +70,7 @@ export const CONFIG_VARIABLES = {
   HEALTH_PORT: 'a whole number from 0 to 65535',
   HEALTH_HOST: 'a host name or IP address',
   WORKER_INPUT_GRACE_MS: 'a whole number of milliseconds from 0 to 600000',
+  MCP_TASK_VERSION_WAIT_MS: 'a whole number of milliseconds from 1 to 604800000',
   MCP_REQUEST_STATE_KEY: 'a secret of at least 32 characters, the same in every server process',
   MCP_TASK_UNAWARE_CLIENTS: 'one of auto, handle, inline',
   MCP_TASK_UNAWARE_GRACE_MS: 'a whole number of milliseconds from 0 to 50000',
@@ -166,12 +167,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
   const maxStalledCount = whole('WORKER_MAX_STALLED', 0, 100);
   const shutdownGraceMs = whole('WORKER_SHUTDOWN_GRACE_MS', 0, 3_600_000);
   const inputGraceMs = whole('WORKER_INPUT_GRACE_MS', 0, 600_000);
+  const versionWaitMs = whole('MCP_TASK_VERSION_WAIT_MS', 1, 7 * 24 * 3_600_000);
   const workerTimings: WorkerTimings = {
     ...(lockDurationMs !== undefined && { lockDurationMs }),
     ...(stalledIntervalMs !== undefined && { stalledIntervalMs }),
     ...(maxStalledCount !== undefined && { maxStalledCount }),
     ...(shutdownGraceMs !== undefined && { shutdownGraceMs }),
     ...(inputGraceMs !== undefined && { inputGraceMs }),
+    ...(versionWaitMs !== undefined && { versionWaitMs }),
   };
   const connection = cluster ?? url;
   const worker = { ...workerTimings, ...(consumeShards && { consumeShards }) };

@@ -143,7 +143,11 @@ function describe(event: LifecycleEvent): {
       return {
         level: 'info',
         message: 'task created',
-        data: { ttlMs: event.ttlMs, ...(event.priority !== undefined && { priority: event.priority }) },
+        data: {
+          ttlMs: event.ttlMs,
+          ...(event.priority !== undefined && { priority: event.priority }),
+          ...(event.toolVersion !== undefined && { toolVersion: event.toolVersion }),
+        },
       };
     case 'idempotent_hit':
       return {
@@ -171,7 +175,10 @@ function describe(event: LifecycleEvent): {
       return {
         level: 'info',
         message: `task waits (${event.reason})`,
-        data: { reason: event.reason, running: event.running, limit: event.limit },
+        data:
+          event.reason === 'version'
+            ? { reason: event.reason, version: event.version, workerVersion: event.workerVersion }
+            : { reason: event.reason, running: event.running, limit: event.limit },
       };
     case 'input_requested':
       return { level: 'info', message: 'task input requested', data: { key: event.key } };

@@ -151,7 +151,7 @@ export class TaskMetrics implements TaskObserver {
       });
       new Gauge({
         name: 'mcp_task_waiting_by_reason',
-        help: 'Tasks that could start but wait, by reason (principal_share: their principal runs its whole share).',
+        help: 'Tasks that could start but wait, by reason (principal_share: their principal runs its whole share; version: resumed tasks waiting for a worker with the version of their tool).',
         labelNames: ['reason'],
         registers,
         async collect() {

@@ -5,10 +5,12 @@
  * announces it, and `tasks/get|result|list|delete` use SEP-1686's fields. Its rules, each
  * with the tests that cover it: docs/traceability.md, rows A-*.
  */
+
 import { type Caller, clientTaskKey } from '../engine/engine.js';
 import { TaskError } from '../engine/errors.js';
 import { isTerminal, type TaskRecord } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
+import { toolVersionOf } from '../tools/version.js';
 import { idempotencyKeyOf, isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
@@ -124,6 +126,7 @@ export class Sep1686Dialect {
         ...(idempotencyKey !== undefined && { idempotencyKey }),
         ...(tool.idempotent === true && { idempotent: true }),
         ...priorityRequest(tool, params),
+        toolVersion: toolVersionOf(tool),
         ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
       });
     } catch (error) {

@@ -2,6 +2,7 @@
  * What both dialects do with a `tools/call`, apart from how they phrase the answer: find the
  * tool, validate the arguments before anything is created, then start a task or run inline.
  */
+
 import type { Caller, TaskEngine } from '../engine/engine.js';
 import { isTaskPaused, TaskPaused } from '../engine/errors.js';
 import type { AnswerOutcome } from '../engine/inputs.js';
@@ -11,6 +12,7 @@ import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { TaskProgress } from '../tools/context.js';
 import type { TaskToolDefinition } from '../tools/definition.js';
 import { type LogListener, pendingQuestion, type ToolRegistry } from '../tools/registry.js';
+import { toolVersionOf } from '../tools/version.js';
 import { idempotencyKeyOf, isPlainObject, type Params, requestedPriorityOf, toolName } from './params.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
 
@@ -149,6 +151,7 @@ export class ToolCalls {
         ...(idempotencyKey !== undefined && { idempotencyKey }),
         ...(tool.idempotent === true && { idempotent: true }),
         ...priorityRequest(tool, params),
+        toolVersion: toolVersionOf(tool),
         ...(requestedTtlMs !== undefined && { requestedTtlMs }),
         ...(inputAnswers && { inputAnswers }),
         ...(tool.ttlMs !== undefined && { toolTtlMs: tool.ttlMs }),

@@ -81,6 +81,11 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   /** `@Task({ priorityFromCall: true })`: a call's `_meta["mcp-task-server/priority"]` counts. */
   readonly priorityFromCall?: boolean;
   /**
+   * `@Task({ version })`: the tool's version; unset, the registry derives one from the schemas
+   * (see `toolVersionOf`).
+   */
+  readonly version?: string;
+  /**
    * Client capabilities the tool cannot run without. A call from a client that did not declare
    * each of them is refused before anything runs (`-32021`, naming the missing ones), since a
    * server must not rely on a capability the client did not declare. Written by hand; the

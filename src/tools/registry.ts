@@ -36,6 +36,7 @@ import {
 } from './definition.js';
 import { ManifestError, NonRetryableError } from './errors.js';
 import { errorResult, toCallToolResult } from './result.js';
+import { toolVersionOf, toolVersionProblem } from './version.js';
 
 export interface ToolRegistryOptions {
   readonly manifest: TaskManifest;
@@ -106,6 +107,8 @@ interface RunControl {
 
 export class ToolRegistry implements TaskExecutor {
   private readonly tools = new Map<string, TaskToolDefinition>();
+  /** Each tool's version (see `toolVersionOf`), computed once at start-up. */
+  private readonly versions = new Map<string, string>();
   private readonly instances = new Map<TaskToolDefinition, object>();
   private readonly logger: Logger;
   private readonly maxResultBytes: number;
@@ -128,6 +131,7 @@ export class ToolRegistry implements TaskExecutor {
       assertPolicyOptions(tool);
       if (this.tools.has(tool.name)) throw new ManifestError(`Two tools are named '${tool.name}'`);
       this.tools.set(tool.name, tool);
+      this.versions.set(tool.name, toolVersionOf(tool));
       const instance = options.instances.find((candidate) => candidate instanceof tool.target.class);
       if (instance) this.instances.set(tool, instance);
     }
@@ -155,6 +159,11 @@ export class ToolRegistry implements TaskExecutor {
 
   concurrencyOf(toolName: string): number | undefined {
     return this.tools.get(toolName)?.concurrency;
+  }
+
+  /** The version of each tool this process runs: `@Task({ version })`, else its schemas' hash. */
+  toolVersions(): ReadonlyMap<string, string> {
+    return this.versions;
   }
 
   /** Passes a runtime's lifecycle event (a task waiting for its share) to this registry's observer. */
@@ -513,6 +522,8 @@ function assertPolicyOptions(tool: TaskToolDefinition): void {
       throw new ManifestError(`${where}: ${option} must be true or false, got ${JSON.stringify(tool[option])}`);
     }
   }
+  const versionProblem = toolVersionProblem(tool.version);
+  if (versionProblem) throw new ManifestError(`${where}: ${versionProblem}`);
   const priority = tool.priority;
   if (priority !== undefined && !(Number.isInteger(priority) && priority >= 0 && priority <= MAX_PRIORITY)) {
     throw new ManifestError(

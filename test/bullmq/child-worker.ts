@@ -13,6 +13,8 @@ export interface ChildReport {
   readonly taskId?: string;
   readonly reason?: string;
   readonly attempt?: number;
+  /** The tool version of the worker process that reported (`TOOL_VERSION`), if it has one. */
+  readonly version?: string;
 }
 
 export class ChildWorker {
@@ -22,7 +24,7 @@ export class ChildWorker {
   private stderr = '';
   private waiters: (() => void)[] = [];
 
-  constructor(prefix: string, settings: Record<string, number> = {}) {
+  constructor(prefix: string, settings: Record<string, number | string> = {}) {
     const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL, PREFIX: prefix };
     for (const [name, value] of Object.entries(settings)) env[name] = String(value);
     this.child = spawn(process.execPath, ['--conditions=mcp-task-server-source', '--import', 'tsx', SCRIPT], {

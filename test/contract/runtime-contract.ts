@@ -394,6 +394,18 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
       expect(order).toEqual(expected);
     });
 
+    it("records the version of the task's tool, and keeps it to the end", async () => {
+      const engine = await setUp();
+      const created = await engine.create(ALICE, { tool: 't', args: { script: 'finish' }, toolVersion: '3' });
+      expect(created.toolVersion).toBe('3');
+      const done = await engine.waitForTerminal(ALICE, created.taskId);
+      expect(done).toMatchObject({ status: 'completed', toolVersion: '3' });
+      // Another principal learns nothing of it, its version included.
+      await expect(engine.get(BOB, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+      const unversioned = await engine.create(ALICE, { tool: 't', args: { script: 'finish' } });
+      expect((await engine.waitForTerminal(ALICE, unversioned.taskId)).toolVersion).toBeUndefined();
+    });
+
     it("takes a call's own priority only when the tool allows it, and bounds it", async () => {
       const engine = await setUp();
       const allowed = await engine.create(ALICE, {

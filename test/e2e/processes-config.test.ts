@@ -53,6 +53,9 @@ describe('configuration is read once and checked', () => {
     expect(() => readConfig({ PORT: '3000.5' })).toThrow(/PORT/);
     expect(() => readConfig({ REDIS_URL: 'localhost:6379' })).toThrow(/^REDIS_URL="localhost:6379" is not valid/);
     expect(() => readConfig({ WORKER_LOCK_MS: '10' })).toThrow(/WORKER_LOCK_MS/);
+    expect(() => readConfig({ MCP_TASK_VERSION_WAIT_MS: '0' })).toThrow(
+      /^MCP_TASK_VERSION_WAIT_MS="0" is not valid: MCP_TASK_VERSION_WAIT_MS must be a whole number of milliseconds from 1/,
+    );
     expect(() => readConfig({ MCP_TASK_LOG_LEVEL: 'loud' })).toThrow(/MCP_TASK_LOG_LEVEL/);
   });
 
@@ -64,12 +67,13 @@ describe('configuration is read once and checked', () => {
       PORT: '8080',
       WORKER_LOCK_MS: '5000',
       WORKER_STALLED_INTERVAL_MS: '2000',
+      MCP_TASK_VERSION_WAIT_MS: '120000',
     });
     expect(config).toMatchObject({
       redis: {
         connection: 'redis://10.1.2.3:7001',
         prefix: 'app',
-        worker: { lockDurationMs: 5000, stalledIntervalMs: 2000 },
+        worker: { lockDurationMs: 5000, stalledIntervalMs: 2000, versionWaitMs: 120_000 },
       },
       workers: 0,
       port: 8080,

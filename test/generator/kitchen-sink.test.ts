@@ -47,8 +47,8 @@ describe('kitchen-sink fixture', () => {
 
   it('reads the creation policies as literals', () => {
     const summarize = result.ir.tools.find((tool) => tool.name === 'summarize');
-    expect(summarize).toMatchObject({ idempotent: true, priority: 3, priorityFromCall: true });
-    expect(generated).toMatch(/idempotent: true,\s+priority: 3,\s+priorityFromCall: true/);
+    expect(summarize).toMatchObject({ idempotent: true, priority: 3, priorityFromCall: true, version: '2026.12' });
+    expect(generated).toMatch(/idempotent: true,\s+priority: 3,\s+priorityFromCall: true,\s+version: '2026.12'/);
   });
 
   it('produces an IR that is plain JSON', async () => {

@@ -66,6 +66,8 @@ describe('lifecycle logs', () => {
     }
     const [created, started, progress, , completed] = captured.of(taskId);
     expect(created).toMatchObject({ level: 'info', message: 'task created' });
+    // The version the task was accepted with: the hash of the tool's schemas (none declared).
+    expect(created?.data.toolVersion).toMatch(/^[0-9a-f]{12}$/);
     expect(started?.message).toMatch(/^task started on .+:\d+$/);
     expect(started?.data.queueWaitMs).toBeTypeOf('number');
     expect(progress).toMatchObject({

@@ -129,6 +129,27 @@ describe('ToolRegistry', () => {
     }
     expect(start({ idempotent: 'yes' })).toThrow(/Tool order \(shop.ts:3:3\): idempotent must be true or false/);
     expect(start({ priorityFromCall: 1 })).toThrow(/priorityFromCall must be true or false, got 1/);
+    expect(start({ version: '4' })).not.toThrow();
+    for (const version of ['', '  ', 4, 'v'.repeat(65)]) {
+      expect(start({ version })).toThrow(
+        new ManifestError(
+          `Tool order (shop.ts:3:3): version must be a non-empty string of at most 64 characters, got ${JSON.stringify(version)}`,
+        ),
+      );
+    }
+  });
+
+  it("knows each tool's version: the declared one, else a hash of its schemas", () => {
+    const start = (overrides: object) =>
+      new ToolRegistry({
+        manifest: defineTaskManifest({ formatVersion: 1, tools: tools(overrides as never) }),
+        instances: [new Shop()],
+      }).toolVersions();
+    expect(start({ version: '3' }).get('order')).toBe('3');
+    const hashed = start({}).get('order');
+    expect(hashed).toMatch(/^[0-9a-f]{12}$/);
+    expect(start({}).get('order')).toBe(hashed);
+    expect(start({}).get('describe')).not.toBe(hashed);
   });
 
   it('refuses a manifest of another format version', () => {

@@ -221,6 +221,7 @@ function toolEntry(tool: ToolIR, { ir, names }: EmitInputs): Code {
   if (tool.idempotent) entries.push(['idempotent', value(true)]);
   if (tool.priority !== undefined) entries.push(['priority', value(tool.priority)]);
   if (tool.priorityFromCall) entries.push(['priorityFromCall', value(true)]);
+  if (tool.version !== undefined) entries.push(['version', value(tool.version)]);
   entries.push(['inputSchema', value(toolInputSchema(tool, ir))]);
   if (outputSchema) entries.push(['outputSchema', value(outputSchema)]);
   entries.push(['input', raw(inputName)]);

@@ -62,13 +62,17 @@ type OptionKind =
   | 'retry'
   | 'timeout'
   | 'policyBoolean'
-  | 'priority';
+  | 'priority'
+  | 'version';
 
 /** The highest `@Task({ priority })`; the runtime's registry holds the same bound. */
 const MAX_PRIORITY = 1000;
 
+/** The longest `@Task({ version })`; the runtime's registry holds the same bound. */
+const MAX_VERSION_LENGTH = 64;
+
 /** Option kinds of creation policies: reported under their own code (`InvalidPolicy`). */
-const POLICY_KINDS: ReadonlySet<OptionKind> = new Set(['policyBoolean', 'priority']);
+const POLICY_KINDS: ReadonlySet<OptionKind> = new Set(['policyBoolean', 'priority', 'version']);
 
 const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   name: 'string',
@@ -84,6 +88,7 @@ const TASK_OPTIONS: Readonly<Record<string, OptionKind>> = {
   idempotent: 'policyBoolean',
   priority: 'priority',
   priorityFromCall: 'policyBoolean',
+  version: 'version',
 };
 
 const TOOL_OPTIONS: Readonly<Record<string, OptionKind>> = { name: 'string', title: 'string', description: 'string' };
@@ -159,6 +164,7 @@ export class MethodReader {
       ...(options.values.idempotent === true ? { idempotent: true } : {}),
       ...(typeof options.values.priority === 'number' ? { priority: options.values.priority } : {}),
       ...(options.values.priorityFromCall === true ? { priorityFromCall: true } : {}),
+      ...(typeof options.values.version === 'string' ? { version: options.values.version } : {}),
       target: {
         exportName,
         module: relativeModulePath(method.getSourceFile(), this.rootDir),
@@ -816,5 +822,9 @@ function optionProblem(kind: OptionKind, value: JsonValue): string | undefined {
       return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_PRIORITY
         ? undefined
         : `must be a whole number from 0 to ${MAX_PRIORITY} (lower runs first)`;
+    case 'version':
+      return typeof value === 'string' && value.trim().length > 0 && value.length <= MAX_VERSION_LENGTH
+        ? undefined
+        : `must be a non-empty string of at most ${MAX_VERSION_LENGTH} characters`;
   }
 }

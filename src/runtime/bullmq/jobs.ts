@@ -25,6 +25,11 @@ export interface TaskJobData {
   readonly share?: JobShare;
   /** The attempt of the method the job runs next, once one failed and its tool retries it (absent: 1). */
   readonly attempt?: number;
+  /**
+   * When the task began waiting for a worker with its tool's version (ms since the epoch), while
+   * it does: the wait fails the task once `versionWaitMs` has passed since.
+   */
+  readonly versionWaitSince?: number;
 }
 
 /**

@@ -72,6 +72,8 @@ export interface RuntimeNames {
   readonly answersChannel: string;
   /** The keys of the principals' fair shares (see `ShareNames`). */
   readonly shares: ShareNames;
+  /** The keys of resumed tasks waiting for their tool's version (see `VersionWaitNames`). */
+  readonly versionWaits: VersionWaitNames;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -110,6 +112,7 @@ export function runtimeNames(
     cancelChannel: `${channelBase}:cancel`,
     answersChannel: `${channelBase}:answers`,
     shares: shareNames(prefix, queue),
+    versionWaits: versionWaitNames(prefix, queue),
   };
 }
 
@@ -135,6 +138,29 @@ function shareNames(prefix: string, queue: string): ShareNames {
     running: (owner) => `${base}:running:${ownerPart(owner)}`,
     waiting: (owner) => `${base}:waiting:${ownerPart(owner)}`,
     waitingAll: `${base}:waiting-all`,
+  };
+}
+
+/**
+ * The keys of resumed tasks waiting for a worker with their tool's version, across every shard
+ * (hash tag `{tasks.versions}`): a worker with that version finds them there and wakes them.
+ */
+export interface VersionWaitNames {
+  /** Sorted set of the task ids waiting for `tool` at `version`, scored by when they last waited. */
+  waiting(tool: string, version: string): string;
+  /** Sorted set of every task id waiting for a version, scored by when it last waited (for the gauge). */
+  readonly waitingAll: string;
+  /** The version of the worker that just woke `taskId` to take it (short-lived). */
+  claim(taskId: string): string;
+}
+
+function versionWaitNames(prefix: string, queue: string): VersionWaitNames {
+  const base = `${prefix}::{${queue}.versions}`;
+  // Tool names hold no `@` (see the generator's tool-name rule), so `tool@version` is unambiguous.
+  return {
+    waiting: (tool, version) => `${base}:waiting:${tool}@${version}`,
+    waitingAll: `${base}:waiting-all`,
+    claim: (taskId) => `${base}:claim:${taskId}`,
   };
 }
 

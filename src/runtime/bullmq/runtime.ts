@@ -3,6 +3,7 @@
  * from any process and relays every record change to local subscribers. Work runs in
  * `TaskWorker`s, in this process (`worker` option) or in any number of others.
  */
+
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
 import type {
@@ -32,6 +33,7 @@ import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
 import { countShareWaiters } from './principal-shares.js';
 import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
+import { countVersionWaiters } from './version-waits.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
 
 /**
@@ -323,7 +325,10 @@ export class BullmqTaskRuntime implements TaskRuntime {
     const principalShare = await this.guard('count share waiters', () =>
       countShareWaiters(this.client, this.names, Date.now()),
     );
-    return { queue, waiting: { principal_share: principalShare } };
+    const version = await this.guard('count version waiters', () =>
+      countVersionWaiters(this.client, this.names, Date.now()),
+    );
+    return { queue, waiting: { principal_share: principalShare, version } };
   }
 
   close(): Promise<void> {

@@ -17,6 +17,7 @@ import { isRetryMessage } from '../../engine/attempts.js';
 import { isQueuedNote } from '../../engine/fair-share.js';
 import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
+import { isVersionWaitNote } from '../../engine/version-pin.js';
 import { JsonRpcErrorCode } from '../../jsonrpc/json-rpc-error.js';
 
 export const QUEUED_MESSAGE = 'queued';
@@ -54,6 +55,7 @@ export function startedChange(current: TaskRecord): TaskChange | undefined {
 export function isRuntimeNote(message: string | undefined): boolean {
   return (
     isQueuedNote(message) ||
+    isVersionWaitNote(message) ||
     message === REQUEUED_AFTER_STALL_MESSAGE ||
     message === REQUEUED_AFTER_SHUTDOWN_MESSAGE ||
     (message?.startsWith('retrying ') ?? false) ||

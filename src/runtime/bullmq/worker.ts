@@ -20,6 +20,12 @@ import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type { ExecutionControl, TaskExecutor } from '../../engine/runtime.js';
 import { expiresAt, type InputAnswer, isTerminal, type PendingInput, type TaskOutcome } from '../../engine/task.js';
 import { outcomeChange } from '../../engine/transitions.js';
+import {
+  checkVersionWaitMs,
+  DEFAULT_VERSION_WAIT_MS,
+  versionChangedOutcome,
+  versionWaitMessage,
+} from '../../engine/version-pin.js';
 import { createConsoleLogger } from '../../observe/log.js';
 import type { Logger } from '../../observe/logger.js';
 import { limitRepeats } from '../../observe/repeat-limiter.js';
@@ -41,6 +47,7 @@ import {
   startedChange,
 } from './status-mapping.js';
 import { ToolSlots } from './tool-slots.js';
+import { VERSION_RECHECK_MS, VERSION_SCAN_MS, VersionWaits } from './version-waits.js';
 
 /** What an app chooses about its workers; where Redis is comes with `TaskWorkerOptions`. */
 export interface TaskWorkerSettings {
@@ -81,6 +88,13 @@ export interface TaskWorkerSettings {
    * and runs again from the top (replaying answers and steps) when answered.
    */
   readonly inputGraceMs?: number;
+  /**
+   * How long a resumed task (after an answered question, a retry's back-off, a lost worker)
+   * waits for a worker whose tool has the version it started with, when this worker's differs
+   * (default 10 minutes; env `MCP_TASK_VERSION_WAIT_MS`). Meanwhile the job waits delayed,
+   * holding no slot; after it the task fails and must be started again.
+   */
+  readonly versionWaitMs?: number;
   readonly logger?: Logger;
 }
 
@@ -159,6 +173,11 @@ export class TaskWorker {
   private readonly processSlots: ToolSlots | undefined;
   private readonly running = new Map<string, RunningTask>();
   private readonly shares: PrincipalShares;
+  private readonly versionWaits: VersionWaits;
+  private readonly versionWaitMs: number;
+  /** The version of each tool this process runs; empty when the executor does not say. */
+  private readonly versions: ReadonlyMap<string, string>;
+  private versionScan: NodeJS.Timeout | undefined;
   /** Cancels heard for tasks not running here, by task id, with when (insertion order = age). */
   private readonly recentCancels = new Map<string, number>();
   /** Record writes made from BullMQ event handlers; `close` waits for them. */
@@ -187,6 +206,9 @@ export class TaskWorker {
       else this.rememberCancel(taskId);
     });
     this.inputGraceMs = options.inputGraceMs ?? 2000;
+    this.versionWaitMs = checkVersionWaitMs(options.versionWaitMs ?? DEFAULT_VERSION_WAIT_MS);
+    this.versions = this.executor.toolVersions?.() ?? new Map();
+    this.versionWaits = new VersionWaits(this.client, this.names, this.clock);
     this.answers = new RedisChannelSubscription(this.subscriber, this.names.answersChannel, (taskId) => {
       for (const wake of this.answerWaiters.get(taskId) ?? []) wake();
     });
@@ -219,6 +241,7 @@ export class TaskWorker {
       for (const worker of this.workers) {
         worker.run().catch((error: unknown) => this.logger.error('Task worker stopped', { error: String(error) }));
       }
+      this.wakeVersionWaiters();
     });
     this.started.catch(() => {});
   }
@@ -238,6 +261,7 @@ export class TaskWorker {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      clearTimeout(this.versionScan);
       const abortTimer = setTimeout(() => this.abortAll(), this.shutdownGraceMs);
       let finished = false;
       try {
@@ -258,6 +282,7 @@ export class TaskWorker {
         }
         await Promise.allSettled([...this.pendingWrites]);
         await this.shares.close();
+        await this.versionWaits.close();
         await this.cancels.close();
         await this.answers.close();
         await closeClient(this.subscriber);
@@ -365,18 +390,42 @@ export class TaskWorker {
         let retry: AttemptFailed | undefined;
         const record = started.record;
         const attempt = job.data.attempt ?? 1;
+        // Run before: after a pause for answers, a lost worker or a shutdown hand-back.
+        const resumed =
+          attempt > 1 ||
+          job.attemptsMade > 0 ||
+          (job.stalledCounter ?? 0) > 0 ||
+          Object.keys(record.inputAnswers ?? {}).length > 0 ||
+          Object.keys(record.steps ?? {}).length > 0;
+        const mine = this.versions.get(job.data.tool);
+        if (mine !== undefined) {
+          // Pinned once the method has run. Answers given on the call itself (upfront questions)
+          // also count: they were checked against the accepting server's version, which the
+          // record carries from creation, so that version is the one to run them.
+          const pinned = record.toolVersion;
+          if (resumed && pinned !== undefined && pinned !== mine) {
+            clearTimeout(startedNote);
+            return await this.waitForVersion(job, token, record, pinned, mine);
+          }
+          if (job.data.versionWaitSince !== undefined) await this.endVersionWait(job, pinned ?? mine);
+          // A fresh task takes the version of the worker that first runs it.
+          if (pinned !== mine) {
+            remember(
+              await this.store.update(
+                taskId,
+                (current) => (isTerminal(current.status) ? undefined : { status: current.status, toolVersion: mine }),
+                undefined,
+                run.known,
+              ),
+            );
+          }
+        }
         const control: ExecutionControl = {
           signal: controller.signal,
           placement: {
             worker: PROCESS_NAME,
             jobId: taskId,
-            // Run before: after a pause for answers, a lost worker or a shutdown hand-back.
-            resumed:
-              attempt > 1 ||
-              job.attemptsMade > 0 ||
-              (job.stalledCounter ?? 0) > 0 ||
-              Object.keys(record.inputAnswers ?? {}).length > 0 ||
-              Object.keys(record.steps ?? {}).length > 0,
+            resumed,
             ...(job.data.trace && { trace: job.data.trace }),
           },
           attempt,
@@ -550,6 +599,92 @@ export class TaskWorker {
     await this.dropStartSnapshot(job);
     await job.moveToDelayed(this.clock() + SHARE_RECHECK_MS, token);
     if (await this.shares.roomOrLine(share.owner, taskId, share.limit, job.timestamp)) await promoteIfDelayed(job);
+  }
+
+  /**
+   * The task resumes, but this worker runs `mine` of its tool, not the `pinned` version it
+   * started with: its job leaves this worker (delayed, no attempt used, no slot held) and joins
+   * the set a worker with `pinned` wakes (see version-waits.ts), or looks again after
+   * `VERSION_RECHECK_MS`. Once `versionWaitMs` has passed since the wait began, the task fails.
+   */
+  private async waitForVersion(
+    job: Job<TaskJobData, void>,
+    token: string | undefined,
+    record: TaskRecordLike & { readonly tool: string; readonly owner: string | null },
+    pinned: string,
+    mine: string,
+  ): Promise<void> {
+    const taskId = job.id as string;
+    const tool = job.data.tool;
+    const now = this.clock();
+    const since = job.data.versionWaitSince ?? now;
+    if (now - since >= this.versionWaitMs) {
+      // Out of the count first, so whoever sees the task fail no longer counts it as waiting.
+      await this.versionWaits.done(tool, pinned, taskId);
+      const outcome = versionChangedOutcome(tool, pinned, mine);
+      await this.store.update(taskId, (current) => (isTerminal(current.status) ? undefined : outcomeChange(outcome)));
+      return;
+    }
+    const message = versionWaitMessage(tool, pinned);
+    let firstWait = false;
+    let ended = false;
+    await this.store.update(taskId, (current) => {
+      if (isTerminal(current.status)) {
+        ended = true;
+        return undefined;
+      }
+      firstWait = current.statusMessage !== message;
+      return firstWait ? { status: current.status, statusMessage: message } : undefined;
+    });
+    if (ended) return;
+    if (firstWait) {
+      this.executor.observe?.({
+        type: 'waiting',
+        task: { taskId, tool, principal: record.owner, jobId: taskId },
+        reason: 'version',
+        version: pinned,
+        workerVersion: mine,
+      });
+    }
+    await job.updateData({ ...withoutStart(job.data), versionWaitSince: since });
+    await this.versionWaits.wait(tool, pinned, taskId);
+    if (await this.versionWaits.claimedBy(taskId, pinned)) {
+      // A worker with the version woke the job to take it, and this one got there first: back
+      // to the queue at once. The matching worker, woken by the same move, takes it next.
+      await job.moveToWait(token);
+      throw new (bullmqLibrary().WaitingError)();
+    }
+    await job.moveToDelayed(Math.min(now + VERSION_RECHECK_MS, since + this.versionWaitMs), token);
+    // Tells BullMQ the job was moved by us: neither complete nor fail it.
+    throw new (bullmqLibrary().DelayedError)();
+  }
+
+  /** A worker with the task's version took it: the wait is over (the next one starts afresh). */
+  private async endVersionWait(job: Job<TaskJobData, void>, version: string): Promise<void> {
+    const { versionWaitSince: _ended, ...rest } = job.data;
+    await job.updateData(rest);
+    await this.versionWaits.done(job.data.tool, version, job.id as string);
+  }
+
+  /** Wakes the tasks waiting for the versions this worker runs, now and every `VERSION_SCAN_MS`. */
+  private wakeVersionWaiters(): void {
+    if (this.closing || this.versions.size === 0) return;
+    const scan = async () => {
+      // One cheap count while nothing waits (the usual case), rather than a look per tool.
+      if ((await this.versionWaits.count()) === 0) return;
+      for (const [tool, version] of this.versions) await this.versionWaits.wake(tool, version);
+    };
+    scan()
+      .catch((error: unknown) => {
+        // A scan cut short by close() is no news.
+        if (!this.closing) this.logger.warn('Could not wake tasks waiting for a version', { error: String(error) });
+      })
+      .finally(() => {
+        if (!this.closing) {
+          this.versionScan = setTimeout(() => this.wakeVersionWaiters(), VERSION_SCAN_MS);
+          this.versionScan.unref();
+        }
+      });
   }
 
   /**

@@ -180,7 +180,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
       if (record.status === 'working') tasks.working++;
       else if (record.status === 'input_required') tasks.input_required++;
     }
-    return { tasks, waiting: { principal_share: this.heldForShare.size } };
+    // One process runs one version of each tool, so no task here ever waits for another.
+    return { tasks, waiting: { principal_share: this.heldForShare.size, version: 0 } };
   }
 
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {

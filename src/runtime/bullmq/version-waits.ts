@@ -1,0 +1,118 @@
+/**
+ * Resumed tasks waiting for a worker whose tool has their version. A worker with another
+ * version moves such a job to delayed (it holds no slot) and puts its task id in the set of
+ * its tool and version; every worker looks, when it starts and then every `VERSION_SCAN_MS`,
+ * at the sets of the versions it runs and promotes what waits there, with a short claim: a
+ * worker of another version that gets the promoted job first sees the claim and puts the job
+ * straight back in the queue, and the matching worker, woken by that move, takes it. (Without
+ * the claim the other worker would win every time: its own move to delayed wakes the matching
+ * worker's blocking fetch, which then waits behind it.) A job also looks again by itself after
+ * `VERSION_RECHECK_MS`, the backstop when no matching worker runs the scan.
+ */
+import type { Queue } from 'bullmq';
+import type { RedisClient } from './connection.js';
+import type { TaskJobData } from './jobs.js';
+import type { RuntimeNames } from './keys.js';
+import { bullmqLibrary } from './libraries.js';
+import { promoteIfDelayed } from './principal-shares.js';
+
+/** How often a worker wakes the tasks waiting for the versions it runs. */
+export const VERSION_SCAN_MS = 1000;
+/** How long a waiting task's job stays delayed before it looks again by itself. */
+export const VERSION_RECHECK_MS = 5000;
+/** How long a wake-up's claim lasts: a little over one scan. */
+const CLAIM_MS = 1500;
+/** Waiting tasks one scan wakes at most per tool. */
+const MAX_WAKES_PER_SCAN = 100;
+/** Wait sets outlive their last write by this much; a version nobody waits for then goes. */
+const WAIT_KEY_TTL_MS = 24 * 3600 * 1000;
+
+/** The wait sets of one app (see above): a worker notes its waiters here and wakes its own. */
+export class VersionWaits {
+  private readonly queues = new Map<string, Queue<TaskJobData>>();
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly names: RuntimeNames,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Notes that `taskId` waits for a worker with `tool` at `version` (again: its score moves on). */
+  async wait(tool: string, version: string, taskId: string): Promise<void> {
+    const now = this.clock();
+    const key = this.names.versionWaits.waiting(tool, version);
+    await this.client
+      .multi()
+      .zadd(key, now, taskId)
+      .pexpire(key, WAIT_KEY_TTL_MS)
+      .zadd(this.names.versionWaits.waitingAll, now, taskId)
+      .pexpire(this.names.versionWaits.waitingAll, WAIT_KEY_TTL_MS)
+      .exec();
+  }
+
+  /** `taskId` no longer waits (a worker with its version runs it, or it failed for the wait). */
+  async done(tool: string, version: string, taskId: string): Promise<void> {
+    await this.client
+      .multi()
+      .zrem(this.names.versionWaits.waiting(tool, version), taskId)
+      .zrem(this.names.versionWaits.waitingAll, taskId)
+      .exec();
+  }
+
+  /** Promotes the delayed jobs of tasks waiting for `tool` at `version`: this worker can run them. */
+  async wake(tool: string, version: string): Promise<void> {
+    const waiting = await this.client.zrange(
+      this.names.versionWaits.waiting(tool, version),
+      '0',
+      String(MAX_WAKES_PER_SCAN - 1),
+    );
+    for (const taskId of waiting) {
+      const job = await this.queueOf(taskId).getJob(taskId);
+      if (job) {
+        await this.client.set(this.names.versionWaits.claim(taskId), version, 'PX', CLAIM_MS);
+        await promoteIfDelayed(job);
+      } else await this.done(tool, version, taskId);
+    }
+  }
+
+  /** Tasks waiting for some version right now, across the app (see `countVersionWaiters`). */
+  count(): Promise<number> {
+    return countVersionWaiters(this.client, this.names, this.clock());
+  }
+
+  /**
+   * Whether a worker with `version` is trying to take `taskId` right now (it woke the task
+   * within the last `CLAIM_MS`): then a worker of another version that got the job hands it
+   * straight back rather than delaying it. Taken once: should the wrong worker get the job
+   * again, it delays it until the next wake-up, so two workers never pass it to and fro.
+   */
+  async claimedBy(taskId: string, version: string): Promise<boolean> {
+    return (await this.client.getdel(this.names.versionWaits.claim(taskId))) === version;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()));
+  }
+
+  private queueOf(taskId: string): Queue<TaskJobData> {
+    const shard = this.names.shardOf(taskId);
+    let queue = this.queues.get(shard.queue);
+    if (!queue) {
+      queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, {
+        connection: this.client,
+        prefix: this.names.prefix,
+      });
+      queue.on('error', () => {});
+      this.queues.set(shard.queue, queue);
+    }
+    return queue;
+  }
+}
+
+/**
+ * Tasks waiting for a worker with their version, across the app. A waiter re-enters the count
+ * each time it looks again, so an entry older than two looks is one that no longer waits.
+ */
+export async function countVersionWaiters(client: RedisClient, names: RuntimeNames, now: number): Promise<number> {
+  return client.zcount(names.versionWaits.waitingAll, now - 2 * VERSION_RECHECK_MS, '+inf');
+}

@@ -164,8 +164,14 @@ function observed(event: LifecycleEvent): Pick<TimelineEntry, 'kind' | 'text'> |
         text: `a repeated create with the same idempotency key returned this task (${event.status})`,
       };
     case 'waiting':
-      // Any reason, named as the metrics label it: a new one shows without a change here.
-      return { kind: 'waiting', text: `waits (${event.reason}): ${event.running} running, limit ${event.limit}` };
+      // Named as the metrics label the reason: `waits (principal_share)`, `waits (version)`.
+      return {
+        kind: 'waiting',
+        text:
+          event.reason === 'version'
+            ? `waits (version): for a worker with version ${event.version} (this one runs ${event.workerVersion})`
+            : `waits (${event.reason}): ${event.running} running, limit ${event.limit}`,
+      };
     default:
       return undefined;
   }

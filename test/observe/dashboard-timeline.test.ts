@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TaskTimelines } from '../../src/dashboard/timeline.js';
-import type { LifecycleEvent, WaitReason } from '../../src/engine/lifecycle.js';
+import type { LifecycleEvent } from '../../src/engine/lifecycle.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 
 const base = {
@@ -36,15 +36,14 @@ describe('task timelines', () => {
     expect(new TaskTimelines().of(base)[0]?.text).toBe('created (kept until 1970-01-01T00:01:00.001Z)');
   });
 
-  it('add timeouts, repeated creates and waits of any reason, and nothing for the other events', () => {
+  it('add timeouts, repeated creates and waits for a share or a version, and nothing for the other events', () => {
     const timelines = new TaskTimelines(() => 7);
     timelines.record(base);
     const events: LifecycleEvent[] = [
       { type: 'timed_out', task: ann, attempt: 1, attempts: 3, timeoutMs: 30_000 },
       { type: 'idempotent_hit', task: ann, status: 'working' },
       { type: 'waiting', task: ann, reason: 'principal_share', running: 2, limit: 2 },
-      // A reason this module has never heard of shows as it is named.
-      { type: 'waiting', task: ann, reason: 'version' as WaitReason, running: 0, limit: 0 },
+      { type: 'waiting', task: ann, reason: 'version', version: '3', workerVersion: '4' },
       { type: 'retry_scheduled', task: ann, attempt: 1, attempts: 3, delayMs: 10, reason: 'x' },
       { type: 'progress', task: ann, message: 'page 1' },
     ];
@@ -57,7 +56,7 @@ describe('task timelines', () => {
         text: 'a repeated create with the same idempotency key returned this task (working)',
       },
       { at: 7, kind: 'waiting', text: 'waits (principal_share): 2 running, limit 2' },
-      { at: 7, kind: 'waiting', text: 'waits (version): 0 running, limit 0' },
+      { at: 7, kind: 'waiting', text: 'waits (version): for a worker with version 3 (this one runs 4)' },
     ]);
   });
 

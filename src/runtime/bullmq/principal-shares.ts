@@ -7,12 +7,12 @@
  * soon as one of its owner's runs ends. A delayed waiter also wakes by itself after
  * `SHARE_RECHECK_MS`, the backstop for a wake-up lost with a killed worker.
  */
-import type { Job, Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { RedisClient } from './connection.js';
 import type { TaskJobData } from './jobs.js';
 import type { RuntimeNames } from './keys.js';
-import { bullmqLibrary } from './libraries.js';
 import { LuaScript } from './lua-script.js';
+import { ShardQueues } from './shard-queues.js';
 
 /** How long a run's slot outlives its last renewal (renewed every third of it). */
 export const SHARE_LEASE_MS = 30_000;
@@ -89,7 +89,7 @@ export type ShareTurn = { readonly release: () => Promise<void> } | { readonly r
 
 export class PrincipalShares {
   /** A queue handle per shard, made when a wake-up first needs one. */
-  private readonly queues = new Map<string, Queue<TaskJobData>>();
+  private readonly queues: ShardQueues;
 
   constructor(
     private readonly client: RedisClient,
@@ -97,6 +97,7 @@ export class PrincipalShares {
     private readonly clock: () => number,
     private readonly onError: (error: unknown) => void,
   ) {
+    this.queues = new ShardQueues(client, names);
     ACQUIRE.define(client);
     RELEASE.define(client);
     STAY_IN_LINE.define(client);
@@ -140,7 +141,7 @@ export class PrincipalShares {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()));
+    await this.queues.close();
   }
 
   /**
@@ -163,7 +164,7 @@ export class PrincipalShares {
       const head = await RELEASE.run(this.client, keys, [releasing, this.clock()]);
       releasing = '';
       if (typeof head !== 'string') return;
-      const job = await this.queueOf(head).getJob(head);
+      const job = await this.queues.of(head).getJob(head);
       if (!job?.data.share) continue;
       await promoteIfDelayed(job);
       return;
@@ -173,20 +174,6 @@ export class PrincipalShares {
   private keysOf(owner: string | null): [string, string, string] {
     const shares = this.names.shares;
     return [shares.running(owner), shares.waiting(owner), shares.waitingAll];
-  }
-
-  private queueOf(taskId: string): Queue<TaskJobData> {
-    const shard = this.names.shardOf(taskId);
-    let queue = this.queues.get(shard.queue);
-    if (!queue) {
-      queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, {
-        connection: this.client,
-        prefix: this.names.prefix,
-      });
-      queue.on('error', () => {});
-      this.queues.set(shard.queue, queue);
-    }
-    return queue;
   }
 }
 

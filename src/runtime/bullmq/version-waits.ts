@@ -9,12 +9,10 @@
  * worker's blocking fetch, which then waits behind it.) A job also looks again by itself after
  * `VERSION_RECHECK_MS`, the backstop when no matching worker runs the scan.
  */
-import type { Queue } from 'bullmq';
 import type { RedisClient } from './connection.js';
-import type { TaskJobData } from './jobs.js';
 import type { RuntimeNames } from './keys.js';
-import { bullmqLibrary } from './libraries.js';
 import { promoteIfDelayed } from './principal-shares.js';
+import { ShardQueues } from './shard-queues.js';
 
 /** How often a worker wakes the tasks waiting for the versions it runs. */
 export const VERSION_SCAN_MS = 1000;
@@ -29,13 +27,16 @@ const WAIT_KEY_TTL_MS = 24 * 3600 * 1000;
 
 /** The wait sets of one app (see above): a worker notes its waiters here and wakes its own. */
 export class VersionWaits {
-  private readonly queues = new Map<string, Queue<TaskJobData>>();
+  /** A queue handle per shard, made when a wake-up first needs one. */
+  private readonly queues: ShardQueues;
 
   constructor(
     private readonly client: RedisClient,
     private readonly names: RuntimeNames,
     private readonly clock: () => number,
-  ) {}
+  ) {
+    this.queues = new ShardQueues(client, names);
+  }
 
   /** Notes that `taskId` waits for a worker with `tool` at `version` (again: its score moves on). */
   async wait(tool: string, version: string, taskId: string): Promise<void> {
@@ -67,7 +68,7 @@ export class VersionWaits {
       String(MAX_WAKES_PER_SCAN - 1),
     );
     for (const taskId of waiting) {
-      const job = await this.queueOf(taskId).getJob(taskId);
+      const job = await this.queues.of(taskId).getJob(taskId);
       if (job) {
         await this.client.set(this.names.versionWaits.claim(taskId), version, 'PX', CLAIM_MS);
         await promoteIfDelayed(job);
@@ -91,21 +92,7 @@ export class VersionWaits {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()));
-  }
-
-  private queueOf(taskId: string): Queue<TaskJobData> {
-    const shard = this.names.shardOf(taskId);
-    let queue = this.queues.get(shard.queue);
-    if (!queue) {
-      queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, {
-        connection: this.client,
-        prefix: this.names.prefix,
-      });
-      queue.on('error', () => {});
-      this.queues.set(shard.queue, queue);
-    }
-    return queue;
+    await this.queues.close();
   }
 }
 

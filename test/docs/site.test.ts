@@ -13,12 +13,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, describeWithChromium } from '../support/chromium.js';
 import { fileForUrlPath, type HtmlPage, readHtmlPage } from './html.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const outDir = path.join(repoRoot, '.tmp', 'docs-site');
 const artifacts = path.join(repoRoot, '.tmp', 'artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** TypeDoc and VitePress together take about 25 s on an idle 2-core machine. */
 const BUILD_TIMEOUT_MS = 300_000;
 
@@ -105,24 +105,6 @@ describe('the built documentation site', () => {
     expect(codes.length).toBeGreaterThanOrEqual(30);
   });
 });
-
-/** Like the dashboard test: without Chromium this is skipped with a notice, and in CI it fails. */
-function describeWithChromium(name: string, body: () => void): void {
-  if (existsSync(CHROMIUM)) {
-    describe(name, body);
-    return;
-  }
-  if (process.env.CI) {
-    describe(name, () => {
-      it('needs Chromium', () => {
-        throw new Error(`No Chromium at ${CHROMIUM}, and CI is set: install it (apt-get install -y chromium)`);
-      });
-    });
-    return;
-  }
-  console.warn(`\n!! Skipping "${name}": no Chromium at ${CHROMIUM} (apt-get install -y chromium)\n`);
-  describe.skip(name, body);
-}
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -6,37 +6,18 @@
  * idempotent create, a timed-out attempt and the retry waits). A screenshot is kept in
  * `.tmp/artifacts/`.
  */
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../e2e/support.js';
+import { CHROMIUM, describeWithChromium } from '../support/chromium.js';
 import { OpsTools, opsManifest, PolicyTools, policyManifest, tokenAuth } from './ops-app.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const artifacts = path.join(repoRoot, '.tmp', 'artifacts');
-
-/** Like the Redis tests: without Chromium this is skipped with a notice, and in CI it fails. */
-function describeWithChromium(name: string, body: () => void): void {
-  if (existsSync(CHROMIUM)) {
-    describe(name, body);
-    return;
-  }
-  if (process.env.CI) {
-    describe(name, () => {
-      it('needs Chromium', () => {
-        throw new Error(`No Chromium at ${CHROMIUM}, and CI is set: install it (apt-get install -y chromium)`);
-      });
-    });
-    return;
-  }
-  console.warn(`\n!! Skipping "${name}": no Chromium at ${CHROMIUM} (apt-get install -y chromium)\n`);
-  describe.skip(name, body);
-}
 
 async function startTask(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
   const created = await client.request(

@@ -7,6 +7,7 @@
  */
 
 import type { LifecycleEvent } from './lifecycle.js';
+import type { SlotLedger } from './slot-ledger.js';
 import type { InputAnswer, NewTaskRecord, PendingInput, TaskOutcome, TaskRecord } from './task.js';
 import type { TaskChange } from './transitions.js';
 
@@ -121,6 +122,12 @@ export interface TaskRuntime {
   checkReady?(): Promise<void>;
   /** Tasks and jobs by state right now, as cheaply as the runtime can count them (for metrics). */
   stats?(): Promise<RuntimeStats>;
+  /**
+   * Where the host counts the caps on what callers hold open (sessions, listen streams,
+   * blocking waits): shared by every process of the app on a runtime that spans processes.
+   * Without one the host counts in its own process's memory. The runtime closes it.
+   */
+  readonly slots?: SlotLedger;
 }
 
 export interface RuntimeStats {

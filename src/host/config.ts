@@ -71,6 +71,7 @@ export const CONFIG_VARIABLES = {
   HEALTH_HOST: 'a host name or IP address',
   WORKER_INPUT_GRACE_MS: 'a whole number of milliseconds from 0 to 600000',
   MCP_TASK_VERSION_WAIT_MS: 'a whole number of milliseconds from 1 to 604800000',
+  MCP_TASK_SLOT_LEASE_MS: 'a whole number of milliseconds from 1000 to 600000',
   MCP_REQUEST_STATE_KEY: 'a secret of at least 32 characters, the same in every server process',
   MCP_TASK_UNAWARE_CLIENTS: 'one of auto, handle, inline',
   MCP_TASK_UNAWARE_GRACE_MS: 'a whole number of milliseconds from 0 to 50000',
@@ -168,6 +169,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
   const shutdownGraceMs = whole('WORKER_SHUTDOWN_GRACE_MS', 0, 3_600_000);
   const inputGraceMs = whole('WORKER_INPUT_GRACE_MS', 0, 600_000);
   const versionWaitMs = whole('MCP_TASK_VERSION_WAIT_MS', 1, 7 * 24 * 3_600_000);
+  const slotLeaseMs = whole('MCP_TASK_SLOT_LEASE_MS', 1000, 600_000);
   const workerTimings: WorkerTimings = {
     ...(lockDurationMs !== undefined && { lockDurationMs }),
     ...(stalledIntervalMs !== undefined && { stalledIntervalMs }),
@@ -184,6 +186,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
         connection,
         ...(prefix !== undefined && { prefix }),
         ...(shards !== undefined && { shards }),
+        ...(slotLeaseMs !== undefined && { slotLeaseMs }),
         ...(Object.keys(worker).length > 0 && { worker }),
       },
     }),

@@ -23,6 +23,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Caller, TaskEngine } from '../engine/engine.js';
+import type { SlotLedger } from '../engine/slot-ledger.js';
 import {
   type ClientAddressResolver,
   type ClientConnection,
@@ -34,6 +35,8 @@ import type { RateSubject } from '../http/rate-budget.js';
 import { type JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { Logger } from '../observe/logger.js';
 import { isPlainObject } from '../protocol/params.js';
+import { toJsonRpcError } from '../protocol/rpc-error.js';
+import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
@@ -89,7 +92,16 @@ export interface HttpFrontOptions {
   readonly trustProxy?: TrustProxy;
 }
 
-export type SessionServerFactory = (unit: { revision: ProtocolRevision; listTasks: boolean }) => Server;
+/**
+ * Builds the protocol server of a 2025-11-25 session or of one 2026-07-28 request.
+ * `clientAddress`: where the session's (or request's) caller comes from, when the front knows
+ * it: whom a caller without a principal is counted as for the caps it holds.
+ */
+export type SessionServerFactory = (unit: {
+  revision: ProtocolRevision;
+  listTasks: boolean;
+  clientAddress?: string;
+}) => Server;
 
 /** Who a request comes from, decided from its headers before anything else is done for it. */
 export interface Admission {
@@ -128,6 +140,11 @@ export interface HttpFrontDeps {
   readonly waiters: WaiterRegistry;
   /** Hears of each request refused over a rate limit or a quota the front applies itself. */
   readonly onRefused?: (reason: 'rate_limit' | 'quota') => void;
+  /**
+   * Where the caps on sessions and listen streams are counted (the runtime's ledger: across
+   * processes on Redis). Default: this process's memory.
+   */
+  readonly slots?: SlotLedger;
   /** Caps on listen streams per principal, shared with nothing else. */
   readonly listenSlots?: PrincipalSlots;
   /**
@@ -151,6 +168,8 @@ export class HttpFront {
   private readonly sessionSlots: PrincipalSlots;
   private readonly listenSlots: PrincipalSlots;
   private readonly clientAddress: ClientAddressResolver;
+  /** The client address of each 2026-07-28 request in flight, for the server built for it. */
+  private readonly addressOf = new WeakMap<Request, string>();
 
   constructor(
     private readonly factory: SessionServerFactory,
@@ -159,11 +178,21 @@ export class HttpFront {
   ) {
     this.limits = deps.limits ?? DEFAULT_LIMITS;
     this.clientAddress = clientAddressResolver(options.trustProxy);
-    this.handler2026 = createMcpHandler(({ era }) => factory({ revision: revisionOfEra(era), listTasks: false }), {
-      legacy: 'reject',
-      maxRequestBodySize: this.limits.maxBodyBytes,
-      onerror: (error) => deps.logger.debug('2026-07-28 request rejected', { error: error.message }),
-    });
+    this.handler2026 = createMcpHandler(
+      ({ era, requestInfo }) => {
+        const clientAddress = requestInfo && this.addressOf.get(requestInfo);
+        return factory({
+          revision: revisionOfEra(era),
+          listTasks: false,
+          ...(clientAddress !== undefined && { clientAddress }),
+        });
+      },
+      {
+        legacy: 'reject',
+        maxRequestBodySize: this.limits.maxBodyBytes,
+        onerror: (error) => deps.logger.debug('2026-07-28 request rejected', { error: error.message }),
+      },
+    );
     this.bearer = options.auth
       ? requireBearerAuth({
           verifier: options.auth.verifier,
@@ -174,7 +203,10 @@ export class HttpFront {
     this.allowedHosts = [...(options.allowedHosts ?? localhostAllowedHostnames())];
     this.allowedOrigins = [...(options.allowedOrigins ?? localhostAllowedOrigins())];
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+    const ledger = deps.slots ?? new MemorySlotLedger();
     this.sessionSlots = new PrincipalSlots(
+      ledger,
+      'sessions',
       this.limits.maxSessionsPerPrincipal,
       'maxSessionsPerPrincipal',
       'open sessions',
@@ -182,6 +214,8 @@ export class HttpFront {
     this.listenSlots =
       deps.listenSlots ??
       new PrincipalSlots(
+        ledger,
+        'listen',
         this.limits.maxListenStreamsPerPrincipal,
         'maxListenStreamsPerPrincipal',
         'open listen streams',
@@ -317,6 +351,7 @@ export class HttpFront {
     }
     if (await isLegacyRequest(request, parsedBody)) return this.serve2025(request, admission, parsedBody);
     const request2026 = this.options.allowMissingMcpName ? fillMissingTaskName(request, parsedBody) : request;
+    if (admission.clientAddress !== undefined) this.addressOf.set(request2026, admission.clientAddress);
     return this.handler2026.fetch(request2026, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
   }
 
@@ -362,12 +397,21 @@ export class HttpFront {
     }
     // No session yet: this must be `initialize`. Whether the session may list tasks depends on
     // whether anything identifies its caller (2025-11-25 security rule for tasks.list).
-    const release = this.sessionSlots.tryAcquire(subjectOf(admission));
+    let release: (() => void) | undefined;
+    try {
+      release = await this.sessionSlots.tryAcquire(subjectOf(admission));
+    } catch (error) {
+      return errorResponse(toJsonRpcError(error), parsedBody, 503);
+    }
     if (!release) {
       this.deps.onRefused?.('quota');
       return errorResponse(this.sessionSlots.refusal(), parsedBody, 429);
     }
-    const server = this.factory({ revision: '2025-11-25', listTasks: admission.caller.principal !== null });
+    const server = this.factory({
+      revision: '2025-11-25',
+      listTasks: admission.caller.principal !== null,
+      ...(admission.clientAddress !== undefined && { clientAddress: admission.clientAddress }),
+    });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {

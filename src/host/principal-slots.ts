@@ -1,18 +1,23 @@
 /**
- * Per-principal caps on things a caller holds open in this process (sessions, listen streams,
- * blocking `tasks/result` calls): each holds a slot until it ends. A caller without a principal
- * is counted by its address where the HTTP front knows it (so one anonymous client cannot hold
- * every anonymous caller's slots); otherwise anonymous callers share one count.
+ * Per-principal caps on things a caller holds open (sessions, listen streams, blocking
+ * `tasks/result` calls): each holds a slot until it ends. The slots are counted in the
+ * runtime's `SlotLedger`: on Redis across every server process of the app (leases that lapse
+ * when a process dies), in memory on the in-process runtime. A caller without a principal is
+ * counted by its address where the HTTP front knows it (so one anonymous client cannot hold
+ * every anonymous caller's slots); callers with neither (stdio, a host that passes no
+ * connection) share one count.
  */
 
+import type { SlotLedger } from '../engine/slot-ledger.js';
 import { type CallerIdentity, identityKey } from '../http/client-address.js';
 import type { JsonRpcError } from '../jsonrpc/json-rpc-error.js';
-import { limitExceeded } from '../protocol/rpc-error.js';
+import { limitExceeded, toJsonRpcError } from '../protocol/rpc-error.js';
 
 export class PrincipalSlots {
-  private readonly held = new Map<string, number>();
-
   constructor(
+    private readonly ledger: SlotLedger,
+    /** The ledger's name of what is capped (`sessions`, `listen`, `blocking`): its Redis key. */
+    private readonly cap: string,
     private readonly limit: number,
     /** The limit's configuration name (`maxSessionsPerPrincipal`), for the error. */
     private readonly limitName: string,
@@ -20,20 +25,16 @@ export class PrincipalSlots {
     private readonly what: string,
   ) {}
 
-  /** A release function (idempotent), or `undefined` when the principal already holds `limit`. */
-  tryAcquire(who: CallerIdentity): (() => void) | undefined {
-    const key = identityKey(who);
-    const count = this.held.get(key) ?? 0;
-    if (count >= this.limit) return undefined;
-    this.held.set(key, count + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.held.get(key) ?? 1) - 1;
-      if (left <= 0) this.held.delete(key);
-      else this.held.set(key, left);
-    };
+  /**
+   * A release function (idempotent), or `undefined` when the principal already holds `limit`.
+   * Rejects with the JSON-RPC error to answer (internal, -32603) when the ledger cannot count.
+   */
+  async tryAcquire(who: CallerIdentity): Promise<(() => void) | undefined> {
+    try {
+      return await this.ledger.take(this.cap, identityKey(who), this.limit);
+    } catch (error) {
+      throw toJsonRpcError(error);
+    }
   }
 
   refusal(): JsonRpcError {

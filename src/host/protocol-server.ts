@@ -18,6 +18,7 @@ import {
 import { z } from 'zod';
 import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
+import type { CallerIdentity } from '../http/client-address.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { Logger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
@@ -101,6 +102,12 @@ export interface ProtocolServerOptions {
    * each question in it first, so the client is asked each question once.
    */
   readonly questionLedger?: QuestionLedger;
+  /**
+   * Where the session's (2025-11-25) or the request's (2026-07-28) caller comes from, when the
+   * HTTP front knows it: a caller without a principal holds its blocking waits against the
+   * budget of its address, not against every anonymous caller's.
+   */
+  readonly clientAddress?: string;
 }
 
 /**
@@ -176,6 +183,11 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     },
   );
 
+  /** Whom a caller's blocking waits count against: its principal, else its address (see `identityKey`). */
+  const holder = (caller: Caller): CallerIdentity => ({
+    principal: caller.principal,
+    ...(options.clientAddress !== undefined && { clientAddress: options.clientAddress }),
+  });
   const unaware = deps.unaware;
   const readTools = unaware?.companionNames();
   const caller = async (ctx: ServerContext): Promise<Caller> => {
@@ -288,7 +300,8 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       ...context,
       signal,
       waitSignal: signal,
-      ...(slots && { holdGraceWait: () => slots.tryAcquire(context.caller) }),
+      // With the ledger unreachable the caller gets its handle at once, as with every slot taken.
+      ...(slots && { holdGraceWait: () => slots.tryAcquire(holder(context.caller)).catch(() => undefined) }),
       ...(progress.onProgress && { onProgress: progress.onProgress }),
     };
     try {
@@ -297,7 +310,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       const blocking = typeof name === 'string' && name === clients.waitToolName;
       const run = async () => (await clients.callTool(params, full)) ?? (await today(full));
       if (!blocking) return await run();
-      return await whileBlocking(deps, context.caller, async () => {
+      return await whileBlocking(deps, holder(context.caller), async () => {
         const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
         try {
           return await run();
@@ -331,7 +344,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         if (sep1686 && sep1686Request) {
           const context = await legacyCallContext(ctx);
           const hangup = ctx.http?.req?.signal;
-          return whileBlocking(deps, context.caller, async () => {
+          return whileBlocking(deps, holder(context.caller), async () => {
             // A blocking wait like tasks/result: counted, and over when its request is gone.
             const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
             try {
@@ -397,7 +410,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
         if (sep1686 && (await createdThroughA(params, who))) return sep1686.getTaskResult(params, who);
-        return whileBlocking(deps, who, async () => {
+        return whileBlocking(deps, holder(who), async () => {
           const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
           try {
             return await tasks2025.getTaskResult(
@@ -506,10 +519,10 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
 }
 
 /** Runs a request that waits for a task's end while holding one of the caller's blocking slots. */
-async function whileBlocking<T>(deps: ProtocolServerDeps, who: Caller, run: () => Promise<T>): Promise<T> {
+async function whileBlocking<T>(deps: ProtocolServerDeps, who: CallerIdentity, run: () => Promise<T>): Promise<T> {
   const slots = deps.blockingSlots;
   if (!slots) return run();
-  const release = slots.tryAcquire(who);
+  const release = await slots.tryAcquire(who);
   if (!release) throw slots.refusal();
   try {
     return await run();

@@ -27,6 +27,12 @@ export interface RedisSetup {
   readonly shards?: number;
   /** Attempts after infrastructure failures, such as a worker lost mid-job. */
   readonly retry?: JobRetryOptions;
+  /**
+   * How long a lease on a capped slot (session, listen stream, blocking wait) lasts unless its
+   * process renews it (default 30 000 ms; `MCP_TASK_SLOT_LEASE_MS`): the slots of a server
+   * process that dies come back within it.
+   */
+  readonly slotLeaseMs?: number;
   /** Lock, stall and shutdown timings of the workers in this process. */
   readonly worker?: Omit<TaskWorkerSettings, 'executor' | 'concurrency' | 'logger'>;
 }
@@ -79,6 +85,7 @@ export function chooseRuntime(
     ...(setup.queue !== undefined && { queue: setup.queue }),
     ...(setup.shards !== undefined && { shards: setup.shards }),
     ...(setup.retry && { retry: setup.retry }),
+    ...(setup.slotLeaseMs !== undefined && { slotLeaseMs: setup.slotLeaseMs }),
     ...(concurrency > 0 && { worker: { ...setup.worker, executor, concurrency, logger } }),
     logger,
   });

@@ -44,6 +44,7 @@ import {
   DEFAULT_QUEUE,
   type RedisClient,
 } from '../runtime/bullmq/index.js';
+import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
@@ -341,6 +342,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const rateStore = options.redis && !options.runtime ? rateLimitStore(redisSetup(options.redis), logger) : undefined;
   const rateLimits = new RateLimits(limits, rateStore);
   const waiters = new WaiterRegistry();
+  // The caps on what callers hold open are counted where the runtime says: on Redis across
+  // every server process; in this process's memory otherwise.
+  const slotLedger = runtime.slots ?? new MemorySlotLedger();
   const requestStateCodec = createRequestStateCodec<InlineState>({
     key: options.requestStateKey ?? randomBytes(32).toString('base64url'),
     // As long as a person may take to answer an inline question.
@@ -361,6 +365,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     logger,
     rateLimits,
     blockingSlots: new PrincipalSlots(
+      slotLedger,
+      'blocking',
       limits.maxBlockingResultsPerPrincipal,
       'maxBlockingResultsPerPrincipal',
       'blocking waits (tasks/result, task_wait)',
@@ -380,7 +386,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
   /** Each 2025 session's question push, found by its server when its standalone stream opens or closes. */
   const questionPushes = new WeakMap<Server, QuestionPush>();
-  const serverFor = (unit: { revision: ProtocolRevision; listTasks: boolean; transport: 'http' | 'stdio' }): Server => {
+  const serverFor = (unit: {
+    revision: ProtocolRevision;
+    listTasks: boolean;
+    transport: 'http' | 'stdio';
+    clientAddress?: string;
+  }): Server => {
     if (unit.revision === '2026-07-28') return createProtocolServer(deps, { ...unit });
     // A 2025 session lives as long as its connection: push its tasks' status and questions
     // while it does. Its ledger makes each question reach the client once, on whichever channel.
@@ -422,6 +433,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       limits,
       rateLimits,
       waiters,
+      slots: slotLedger,
       onStandaloneStream: (server, open) => questionPushes.get(server)?.standaloneStream(open),
       readTools: unaware.companionNames(),
       ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),

@@ -91,10 +91,15 @@ export async function serveTaskListen(
     );
   }
   const caller: Caller = deps.caller;
-  const release = deps.slots.tryAcquire({
-    principal: caller.principal,
-    ...(deps.clientAddress !== undefined && { clientAddress: deps.clientAddress }),
-  });
+  let release: (() => void) | undefined;
+  try {
+    release = await deps.slots.tryAcquire({
+      principal: caller.principal,
+      ...(deps.clientAddress !== undefined && { clientAddress: deps.clientAddress }),
+    });
+  } catch (error) {
+    return errorResponse(listen.id, error as JsonRpcError, 503);
+  }
   if (!release) return errorResponse(listen.id, deps.slots.refusal(), 429);
   // The follower subscribes before it reads, re-reads after a gap in the runtime's events and
   // when a task's TTL runs out, and delivers each version once. Until the acknowledgement is

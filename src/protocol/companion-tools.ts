@@ -102,7 +102,7 @@ export interface UnawareCallContext extends CallContext {
    * `undefined` when none is free (the call then answers with the handle at once). Absent:
    * grace waits are not counted.
    */
-  readonly holdGraceWait?: () => (() => void) | undefined;
+  readonly holdGraceWait?: () => (() => void) | undefined | Promise<(() => void) | undefined>;
 }
 
 /** One field a question needs, as `task_status` describes it to a model. */
@@ -316,7 +316,7 @@ export class UnawareClients {
     if (mode === 'handle') return this.handle(record);
     // A grace wait holds the request open like a blocking tasks/result, so it is counted the same;
     // with every slot taken the caller gets its handle at once rather than an error.
-    const release = ctx.holdGraceWait ? ctx.holdGraceWait() : () => {};
+    const release = ctx.holdGraceWait ? await ctx.holdGraceWait() : () => {};
     if (!release) return this.handle(record);
     let waited: WaitOutcome;
     try {

@@ -15,4 +15,10 @@ export type { JobRetryOptions } from './jobs.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, DEFAULT_SHARDS, MAX_SHARDS } from './keys.js';
 export { type BullmqRuntimeOptions, BullmqTaskRuntime } from './runtime.js';
 export { type Closable, type RunUntilSignalOptions, runWorkersUntilSignal } from './signals.js';
+export {
+  DEFAULT_SLOT_LEASE_MS,
+  MIN_SLOT_LEASE_MS,
+  RedisSlotLedger,
+  type RedisSlotLedgerOptions,
+} from './slot-ledger.js';
 export { TaskWorker, type TaskWorkerOptions, type TaskWorkerSettings } from './worker.js';

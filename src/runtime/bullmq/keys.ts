@@ -16,6 +16,7 @@
  * the job of any task without a lookup. Changing the shard count of an app with tasks in
  * flight therefore strands them: the count is part of the app's deployment, like its prefix.
  */
+import { createHash } from 'node:crypto';
 
 /** The keys of one shard: one BullMQ queue, the records of its tasks, its owners' indexes. */
 export interface ShardNames {
@@ -74,6 +75,13 @@ export interface RuntimeNames {
   readonly shares: ShareNames;
   /** The keys of resumed tasks waiting for their tool's version (see `VersionWaitNames`). */
   readonly versionWaits: VersionWaitNames;
+  /**
+   * Sorted set of the leases one holder (a caller's budget key) has on one cap (`sessions`,
+   * `listen`, `blocking`), each `processId:slotId` scored by when it runs out (see
+   * `RedisSlotLedger`). Hash tag `{<queue>.slots.<digest of holder>}`: every cap of one caller
+   * lives in one cluster slot, and callers spread over the cluster.
+   */
+  slotLeases(cap: string, holder: string): string;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -113,6 +121,11 @@ export function runtimeNames(
     answersChannel: `${channelBase}:answers`,
     shares: shareNames(prefix, queue),
     versionWaits: versionWaitNames(prefix, queue),
+    slotLeases: (cap, holder) => {
+      // A digest, not the holder itself: a principal is the client's text, of any length and any braces.
+      const tag = createHash('sha256').update(holder).digest('base64url').slice(0, 22);
+      return `${prefix}::{${queue}.slots.${tag}}:${cap}`;
+    },
   };
 }
 

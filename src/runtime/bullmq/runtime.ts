@@ -32,6 +32,7 @@ import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.
 import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
 import { countShareWaiters } from './principal-shares.js';
 import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
+import { RedisSlotLedger } from './slot-ledger.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { countVersionWaiters } from './version-waits.js';
 import { TaskWorker, type TaskWorkerSettings } from './worker.js';
@@ -65,6 +66,12 @@ export interface BullmqRuntimeOptions {
   readonly retry?: JobRetryOptions;
   /** Also run tasks in this process. Omit in a server that leaves all work to worker processes. */
   readonly worker?: TaskWorkerSettings;
+  /**
+   * How long a lease on a capped slot (a session, a listen stream, a blocking wait) lasts
+   * unless this process renews it (default 30 000 ms, at least 1000): the slots of a process
+   * that dies come back within it. See `RedisSlotLedger`.
+   */
+  readonly slotLeaseMs?: number;
   readonly logger?: Logger;
   readonly clock?: () => number;
 }
@@ -82,6 +89,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
   readonly names: RuntimeNames;
   /** The in-process worker, when the `worker` option asked for one. */
   readonly worker: TaskWorker | undefined;
+  /** The caps on what callers hold open, counted in Redis across every server process. */
+  readonly slots: RedisSlotLedger;
 
   private readonly client: RedisClient;
   private readonly subscriber: RedisClient;
@@ -103,6 +112,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
     const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
     this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry));
     this.events = new TaskEventStream(this.subscriber, this.names.eventsChannel, this.logger);
+    this.slots = new RedisSlotLedger(this.client, this.names, {
+      ...(options.slotLeaseMs !== undefined && { leaseMs: options.slotLeaseMs }),
+      operationTimeoutMs: this.operationTimeoutMs,
+      logger: this.logger,
+    });
     this.worker = options.worker
       ? new TaskWorker({
           ...options.worker,
@@ -334,6 +348,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.worker?.close();
+      await this.slots.close();
       await Promise.all(this.queues.map((queue) => queue.close().catch(() => {})));
       await this.events.close();
       await Promise.all([closeClient(this.subscriber), closeClient(this.client)]);

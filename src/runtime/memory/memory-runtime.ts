@@ -31,6 +31,7 @@ import {
 } from '../../engine/task.js';
 import { applyChange, outcomeChange, type TaskChange } from '../../engine/transitions.js';
 import { captureTraceContext } from '../../observe/tracing.js';
+import { MemorySlotLedger } from './slot-ledger.js';
 
 export interface MemoryRuntimeOptions {
   readonly executor: TaskExecutor;
@@ -61,6 +62,8 @@ interface Running {
 export class MemoryTaskRuntime implements TaskRuntime {
   readonly kind = 'memory';
   readonly durable = false;
+  /** The caps on what callers hold open: this process is the whole app, so memory counts them all. */
+  readonly slots = new MemorySlotLedger();
 
   private readonly executor: TaskExecutor;
   private readonly concurrency: number;
@@ -248,6 +251,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.expiryTimers.clear();
     for (const timer of this.retryTimers.values()) clearTimeout(timer);
     this.retryTimers.clear();
+    await this.slots.close();
   }
 
   /**

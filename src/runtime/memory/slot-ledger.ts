@@ -1,0 +1,39 @@
+/**
+ * The slot ledger of one process: counts in memory. What the in-process runtime uses (the
+ * process is the whole app), and what the host falls back to beside a runtime that has no
+ * ledger of its own.
+ */
+import type { ReleaseSlot, SlotLedger } from '../../engine/slot-ledger.js';
+
+export class MemorySlotLedger implements SlotLedger {
+  readonly scope = 'process';
+  private readonly counts = new Map<string, number>();
+
+  async take(cap: string, holder: string, limit: number): Promise<ReleaseSlot | undefined> {
+    const key = keyOf(cap, holder);
+    const count = this.counts.get(key) ?? 0;
+    if (count >= limit) return undefined;
+    this.counts.set(key, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.counts.get(key) ?? 1) - 1;
+      if (left <= 0) this.counts.delete(key);
+      else this.counts.set(key, left);
+    };
+  }
+
+  async held(cap: string, holder: string): Promise<number> {
+    return this.counts.get(keyOf(cap, holder)) ?? 0;
+  }
+
+  async close(): Promise<void> {
+    this.counts.clear();
+  }
+}
+
+/** A NUL cannot occur in a cap name, so no two (cap, holder) pairs share a key. */
+function keyOf(cap: string, holder: string): string {
+  return `${cap}\u0000${holder}`;
+}

@@ -1,0 +1,124 @@
+/**
+ * The Redis slot ledger: a cap holds across ledgers (processes) sharing one prefix, a release
+ * gives the room back, renewals keep a live ledger's leases, and a ledger that stops renewing
+ * (its process died) loses them within one lease. Each test has its own prefix.
+ */
+import { Redis } from 'ioredis';
+import { afterEach, expect, it } from 'vitest';
+import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
+import { RedisSlotLedger } from '../../src/runtime/bullmq/slot-ledger.js';
+import { MemorySlotLedger } from '../../src/runtime/memory/slot-ledger.js';
+import { deleteKeysUnder, describeWithRedis, keysUnder, quietLogger, REDIS_URL, randomPrefix } from './support.js';
+
+const LEASE_MS = 1000;
+
+describeWithRedis('RedisSlotLedger', () => {
+  const opened: { ledger: RedisSlotLedger; client: Redis }[] = [];
+  const prefixes: string[] = [];
+
+  const ledgerOn = (prefix: string): RedisSlotLedger => {
+    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const ledger = new RedisSlotLedger(client, runtimeNames(prefix), {
+      leaseMs: LEASE_MS,
+      operationTimeoutMs: 2000,
+      logger: quietLogger,
+    });
+    opened.push({ ledger, client });
+    return ledger;
+  };
+  const freshPrefix = () => {
+    const prefix = randomPrefix();
+    prefixes.push(prefix);
+    return prefix;
+  };
+
+  afterEach(async () => {
+    for (const { ledger, client } of opened.splice(0)) {
+      await ledger.close();
+      client.disconnect();
+    }
+    for (const prefix of prefixes.splice(0)) await deleteKeysUnder(prefix);
+  });
+
+  it('holds one cap across two ledgers and gives the room back on release', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = [ledgerOn(prefix), ledgerOn(prefix)];
+    const first = await a.take('sessions', 'p:alice', 2);
+    const second = await b.take('sessions', 'p:alice', 2);
+    expect(first).toBeTypeOf('function');
+    expect(second).toBeTypeOf('function');
+    expect(await a.take('sessions', 'p:alice', 2)).toBeUndefined();
+    expect(await b.take('sessions', 'p:alice', 2)).toBeUndefined();
+    expect(await a.held('sessions', 'p:alice')).toBe(2);
+    second?.();
+    second?.();
+    await expect.poll(() => b.held('sessions', 'p:alice')).toBe(1);
+    expect(await a.take('sessions', 'p:alice', 2)).toBeTypeOf('function');
+  });
+
+  it('counts each holder and each cap apart', async () => {
+    const prefix = freshPrefix();
+    const ledger = ledgerOn(prefix);
+    expect(await ledger.take('sessions', 'p:alice', 1)).toBeTypeOf('function');
+    expect(await ledger.take('sessions', 'p:alice', 1)).toBeUndefined();
+    expect(await ledger.take('sessions', 'p:bob', 1)).toBeTypeOf('function');
+    expect(await ledger.take('listen', 'p:alice', 1)).toBeTypeOf('function');
+    expect(await ledger.take('sessions', 'a:127.0.0.2', 1)).toBeTypeOf('function');
+  });
+
+  it('keeps the leases of a live ledger past their first lease', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = [ledgerOn(prefix), ledgerOn(prefix)];
+    expect(await a.take('blocking', 'p:alice', 1)).toBeTypeOf('function');
+    // Three leases long: only renewals keep the slot.
+    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS));
+    expect(await b.take('blocking', 'p:alice', 1)).toBeUndefined();
+  });
+
+  it('gives back the slots of a ledger that stopped renewing within one lease', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = [ledgerOn(prefix), ledgerOn(prefix)];
+    expect(await a.take('blocking', 'p:alice', 1)).toBeTypeOf('function');
+    // A dead process: its connection is gone and it renews nothing; it never released.
+    (opened[0] as { client: Redis }).client.disconnect();
+    expect(await b.take('blocking', 'p:alice', 1)).toBeUndefined();
+    await expect
+      .poll(() => b.take('blocking', 'p:alice', 1), { timeout: 4 * LEASE_MS, interval: 200 })
+      .toBeTypeOf('function');
+  });
+
+  it('keeps every key under the prefix, each holder in a hash tag of its own', async () => {
+    const prefix = freshPrefix();
+    const ledger = ledgerOn(prefix);
+    await ledger.take('sessions', 'p:alice', 5);
+    await ledger.take('listen', 'p:alice', 5);
+    await ledger.take('sessions', 'p:{bob}', 5);
+    const keys = (await keysUnder(prefix)).sort();
+    expect(keys).toHaveLength(3);
+    for (const key of keys)
+      expect(key).toMatch(new RegExp(`^${prefix}::\\{tasks\\.slots\\.[\\w-]{22}\\}:(sessions|listen)$`));
+    const tags = new Set(keys.map((key) => /\{[^}]*\}/.exec(key)?.[0]));
+    expect(tags.size).toBe(2);
+  });
+
+  it('lets go of everything on close', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = [ledgerOn(prefix), ledgerOn(prefix)];
+    await a.take('sessions', 'p:alice', 1);
+    await a.close();
+    expect(await b.take('sessions', 'p:alice', 1)).toBeTypeOf('function');
+    await expect(a.take('sessions', 'p:alice', 1)).rejects.toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
+  });
+});
+
+it('MemorySlotLedger counts per cap and holder, and releases once', async () => {
+  const ledger = new MemorySlotLedger();
+  expect(ledger.scope).toBe('process');
+  const release = await ledger.take('sessions', 'p:alice', 1);
+  expect(await ledger.take('sessions', 'p:alice', 1)).toBeUndefined();
+  expect(await ledger.take('sessions', 'p:bob', 1)).toBeTypeOf('function');
+  release?.();
+  release?.();
+  expect(await ledger.held('sessions', 'p:alice')).toBe(0);
+  expect(await ledger.take('sessions', 'p:alice', 1)).toBeTypeOf('function');
+});

@@ -1,0 +1,93 @@
+/**
+ * Callers nothing identifies hold their blocking waits against the budget of their address
+ * (behind a trusted proxy, the address it forwards), not against one budget all anonymous
+ * callers share: one client holding its cap does not lock out another. A client cannot buy a
+ * fresh budget by sending `X-Forwarded-For` itself when no proxy is trusted.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
+import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
+import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
+import { openRawSession, type RunningServer, readSseStream, rpc2026, type SseStream, startServer } from './support.js';
+
+interface Wait {
+  readonly stream: SseStream;
+  /** The first message the wait answers with. */
+  readonly reply: Promise<Record<string, unknown>>;
+}
+
+let nextId = 1;
+
+/** A blocking 2025-11-25 `tasks/result` on `session`, left open (each with an id of its own: the session routes answers by id). */
+async function blockingResult(url: string, session: Record<string, string>, taskId: string): Promise<Wait> {
+  const id = nextId++;
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    method: 'POST',
+    signal: controller.signal,
+    headers: session,
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tasks/result', params: { taskId } }),
+  });
+  const stream = readSseStream(response, controller);
+  const reply = stream.next((message) => message.id === id, 15_000);
+  // A wait closed at the end of the test never answers: not an unhandled rejection.
+  reply.catch(() => {});
+  return { stream, reply };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+describe('blocking waits of anonymous callers, by address', () => {
+  let server: RunningServer;
+  const waits: Wait[] = [];
+
+  beforeAll(async () => {
+    server = await startServer({
+      manifest: taskManifest,
+      instances: [new FixtureTools(), new GeneralTools()],
+      limits: { maxBlockingResultsPerPrincipal: 1 },
+      http: { trustProxy: 'loopback' },
+    });
+  });
+  afterAll(async () => {
+    for (const wait of waits) wait.stream.close();
+    await server?.close();
+  });
+
+  it('gives each forwarded address its own cap', async () => {
+    const from = (address: string) => ({ 'x-forwarded-for': address });
+    const [sessionX, sessionY] = await Promise.all([
+      openRawSession(server.url, { headers: from('203.0.113.5') }),
+      openRawSession(server.url, { headers: from('203.0.113.6') }),
+    ]);
+    const created = await rpc2026(server.url, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 30, label: 'anon' },
+    });
+    const taskId = created.result?.taskId as string;
+    const track = (wait: Wait) => {
+      waits.push(wait);
+      return wait;
+    };
+
+    const x1 = track(await blockingResult(server.url, sessionX, taskId));
+    await settle();
+    // X's one slot is held: its next wait is refused.
+    const x2 = track(await blockingResult(server.url, sessionX, taskId));
+    expect(await x2.reply).toMatchObject({
+      error: { code: -32010, data: { limit: 'maxBlockingResultsPerPrincipal' } },
+    });
+    // Y is another client: its wait is let in, and then its own cap is full.
+    const y1 = track(await blockingResult(server.url, sessionY, taskId));
+    await settle();
+    const y2 = track(await blockingResult(server.url, sessionY, taskId));
+    expect(await y2.reply).toMatchObject({ error: { code: -32010 } });
+
+    // Both held waits end with the task, not with a refusal.
+    await rpc2026(server.url, 'tasks/cancel', { taskId });
+    for (const wait of [x1, y1]) {
+      const reply = await wait.reply;
+      expect((reply.error as { code?: number } | undefined)?.code).not.toBe(-32010);
+    }
+  });
+});

@@ -17,6 +17,7 @@ import { argumentsKey, checkIdempotencyKey, idempotencyClaim, sameRequest } from
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
+import { RunTimes, suggestPollInterval } from './poll-advice.js';
 import type { IdempotencyClaim, TaskListener, TaskRuntime } from './runtime.js';
 import { jsonBytes } from './sizes.js';
 import { expiresAt, type InputAnswer, isTerminal, MAX_PRIORITY, type TaskRecord } from './task.js';
@@ -70,6 +71,11 @@ export interface TaskEngineOptions {
   readonly clock?: () => number;
   /** Told of each task created, cancelled or answered through this engine. */
   readonly observer?: TaskObserver;
+  /**
+   * The shortest poll interval a task may suggest besides `policy.minPollIntervalMs`: the pace
+   * the read rate limit comfortably allows (the host derives it from `readsPerSecond`).
+   */
+  readonly pollFloorMs?: number;
 }
 
 export const CANCELLED_BY_CLIENT = 'cancelled by client';
@@ -84,6 +90,9 @@ export class TaskEngine {
   readonly followers: FollowerRegistry;
   private waiting = 0;
   private readonly observer: TaskObserver;
+  /** How long each tool's recent tasks took: what the suggested poll interval follows. */
+  readonly runTimes = new RunTimes();
+  private readonly pollFloorMs: number;
 
   constructor(options: TaskEngineOptions) {
     this.runtime = options.runtime;
@@ -92,6 +101,7 @@ export class TaskEngine {
     this.pageSize = options.pageSize ?? 50;
     this.maxListPageBytes = options.maxListPageBytes ?? 1024 * 1024;
     this.clock = options.clock ?? Date.now;
+    this.pollFloorMs = Math.max(this.policy.minPollIntervalMs, options.pollFloorMs ?? 0);
     this.followers = new FollowerRegistry({
       subscribe: (listener, onGap) => this.runtime.subscribe(listener, onGap),
       read: (taskId) => this.runtime.get(taskId),
@@ -137,7 +147,20 @@ export class TaskEngine {
   async get(caller: Caller, taskId: string): Promise<TaskRecord> {
     const record = await this.runtime.get(taskId);
     if (!record || !isVisibleTo(record, caller)) throw taskNotFound(taskId);
-    return record;
+    return this.advised(record);
+  }
+
+  /**
+   * The record as a caller sees it: an ended task teaches its tool's run times; one still
+   * working suggests the poll interval that fits its tool (see `suggestPollInterval`).
+   */
+  advised(record: TaskRecord): TaskRecord {
+    if (isTerminal(record.status)) {
+      this.runTimes.learn(record);
+      return record;
+    }
+    const pollIntervalMs = suggestPollInterval(record, this.clock(), this.runTimes, this.pollFloorMs);
+    return pollIntervalMs === record.pollIntervalMs ? record : { ...record, pollIntervalMs };
   }
 
   /**
@@ -283,7 +306,7 @@ export class TaskEngine {
         `Too many unfinished tasks for this caller: the limit is ${maxLive} (maxLiveTasksPerPrincipal); wait for some to end or cancel them`,
       );
     }
-    if (record.taskId !== taskId) return this.repeated(caller, record, request);
+    if (record.taskId !== taskId) return this.advised(this.repeated(caller, record, request));
     this.observer.observe({
       type: 'created',
       task: this.facts(record),
@@ -291,7 +314,7 @@ export class TaskEngine {
       ...(record.priority !== undefined && { priority: record.priority }),
       ...(record.toolVersion !== undefined && { toolVersion: record.toolVersion }),
     });
-    return record;
+    return this.advised(record);
   }
 
   /** The runtime found the claim held: the first call's task, if this is the same request. */
@@ -327,7 +350,7 @@ export class TaskEngine {
       if (kept > 0 && bytes > this.maxListPageBytes) break;
       kept++;
     }
-    const tasks = page.records.slice(0, kept);
+    const tasks = page.records.slice(0, kept).map((record) => this.advised(record));
     const last = tasks.at(-1);
     const next = kept < page.records.length && last ? { createdAt: last.createdAt, taskId: last.taskId } : page.next;
     return { tasks, ...(next && { nextCursor: encodeCursor(next) }) };
@@ -367,7 +390,7 @@ export class TaskEngine {
       this.waiting++;
       const follower = new TaskFollower(this, caller, {
         onChange: (record) => {
-          if (accept(record)) finish(() => resolve(record));
+          if (accept(record)) finish(() => resolve(this.advised(record)));
         },
         onGone: () => finish(() => reject(taskNotFound(taskId))),
         onUnavailable: (_id, error) => finish(() => reject(error)),

@@ -61,6 +61,22 @@ export function rateCostOf(
   return { kind, points: Array.isArray(taskIds) ? Math.max(1, taskIds.length) : 1 };
 }
 
+/**
+ * How many tasks one caller may poll at once, each at the suggested interval, within its steady
+ * read rate: the suggestion never asks for polls faster than `POLLED_AT_ONCE` tasks could keep
+ * up together (see `comfortablePollMs`).
+ */
+export const POLLED_AT_ONCE = 10;
+
+/**
+ * The shortest poll interval the server suggests as far as the read rate limit goes: one
+ * task's polls take at most a `POLLED_AT_ONCE`-th of `readsPerSecond` (20 ms at the default
+ * 500 reads per second, below the default `minPollIntervalMs` of 100).
+ */
+export function comfortablePollMs(limits: Pick<TaskServerLimits, 'readsPerSecond'>): number {
+  return Math.ceil((POLLED_AT_ONCE * 1000) / limits.readsPerSecond);
+}
+
 /** The window of the burst budget: `burst` requests per this many seconds on top of the steady rate. */
 const BURST_WINDOW_SECONDS = 10;
 

@@ -60,7 +60,7 @@ import {
   revisionOfEra,
 } from './protocol-server.js';
 import { attachQuestionPush, type QuestionPush } from './question-push.js';
-import { RateLimits } from './rate-limits.js';
+import { comfortablePollMs, RateLimits } from './rate-limits.js';
 import { chooseRuntime, describeRuntime, type RedisSetup, type RuntimeChoice, redisSetup } from './runtime-choice.js';
 import { attachStatusPush } from './status-push.js';
 import { WaiterRegistry, type WaiterStats } from './waiters.js';
@@ -332,6 +332,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       ...options.policy,
     },
     maxListPageBytes: limits.maxListPageBytes,
+    // A suggested poll interval never outpaces what the read rate limit comfortably allows.
+    pollFloorMs: comfortablePollMs(limits),
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
     observer,
   });

@@ -15,7 +15,7 @@ const task = (createdAt: number, pollIntervalMs = 10_000) => ({ tool: 'build', c
 
 function withRuns(durations: readonly number[], tool = 'build'): RunTimes {
   const runTimes = new RunTimes();
-  durations.forEach((duration, index) => runTimes.record(tool, `t${index}`, duration));
+  for (const [index, duration] of durations.entries()) runTimes.record(tool, `t${index}`, duration);
   return runTimes;
 }
 

@@ -8,6 +8,11 @@ import type { TaskRecord } from './task.js';
 /** Who is asking. `principal` is `null` when nothing identifies the caller. */
 export interface Caller {
   readonly principal: string | null;
+  /**
+   * For a caller without a principal: the opaque budget its live-task quota counts against
+   * (the host's digest of its address), absent when nothing is known of it. Decides no access.
+   */
+  readonly liveBudget?: string;
 }
 
 /**

@@ -278,6 +278,7 @@ export class TaskEngine {
         {
           taskId,
           owner: caller.principal,
+          ...(caller.principal === null && caller.liveBudget !== undefined && { liveBudget: caller.liveBudget }),
           tool: request.tool,
           args: request.args,
           status: 'working',

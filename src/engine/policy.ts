@@ -14,7 +14,8 @@ export interface TaskPolicy {
   /** Lower bound on the suggested poll interval, so no tool invites a polling storm. */
   readonly minPollIntervalMs: number;
   /**
-   * Tasks one principal may have that have not ended (anonymous callers count together);
+   * Tasks one principal may have that have not ended (anonymous callers by the budget of their
+   * address where the host knows it, see `Caller.liveBudget`, else together);
    * `null` for no bound. A create over it is refused; nothing already accepted is dropped.
    */
   readonly maxLiveTasksPerOwner: number | null;

@@ -71,8 +71,9 @@ export interface TaskRuntime {
    * Stores the record and schedules its execution. Resolves only once `get` (from any
    * process sharing the runtime) finds the task: the 2026 extension's durable-create rule. Rejects with
    * `TaskError('DUPLICATE_TASK')`, atomically, when a task with that id exists, and with
-   * `TaskError('LIMIT_EXCEEDED')`, atomically, when the owner (anonymous callers together)
-   * already has `maxLiveForOwner` tasks that have not ended.
+   * `TaskError('LIMIT_EXCEEDED')`, atomically, when the owner (an anonymous task: its
+   * `liveBudget`, else every anonymous caller together) already has `maxLiveForOwner` tasks that
+   * have not ended.
    */
   create(record: NewTaskRecord, options?: CreateOptions): Promise<TaskRecord>;
   /**

@@ -101,6 +101,12 @@ export interface TaskRecord {
    * runs it. Once the method has run, it resumes only on a worker with this version.
    */
   readonly toolVersion?: string;
+  /**
+   * For a task of a caller without a principal whose address the host knew: the opaque budget
+   * (a digest of that address) its live-task quota counts against, so anonymous clients do not
+   * share one quota. Absent: the owner's quota (anonymous callers without an address together).
+   */
+  readonly liveBudget?: string;
 }
 
 /** The highest priority number a task may have (the one that runs last). */

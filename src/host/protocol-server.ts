@@ -3,7 +3,7 @@
  * wired to the dialect adapters. Each workaround for the SDK lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
@@ -18,7 +18,7 @@ import {
 import { z } from 'zod';
 import { type Caller, clientTaskKey, type TaskEngine } from '../engine/engine.js';
 import type { InputAnswer } from '../engine/task.js';
-import type { CallerIdentity } from '../http/client-address.js';
+import { addressBudget, type CallerIdentity } from '../http/client-address.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { Logger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
@@ -190,16 +190,18 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   });
   const unaware = deps.unaware;
   const readTools = unaware?.companionNames();
+  // A caller without a principal counts its live tasks against its address's budget, stored as
+  // a digest: the record keeps no client address.
+  const liveBudget = options.clientAddress === undefined ? undefined : liveBudgetOf(options.clientAddress);
   const caller = async (ctx: ServerContext): Promise<Caller> => {
     const authInfo = ctx.http?.authInfo;
     const headers = ctx.http?.req?.headers;
-    return {
-      principal: await resolvePrincipal(deps.resolvePrincipal, {
-        transport: options.transport,
-        ...(authInfo && { authInfo }),
-        ...(headers && { headers }),
-      }),
-    };
+    const principal = await resolvePrincipal(deps.resolvePrincipal, {
+      transport: options.transport,
+      ...(authInfo && { authInfo }),
+      ...(headers && { headers }),
+    });
+    return { principal, ...(principal === null && liveBudget !== undefined && { liveBudget }) };
   };
   // 2025-11-25 clients declare their capabilities once for the session; 2026-07-28 clients on each request.
   const declaredCapabilities = (ctx: ServerContext): unknown =>
@@ -516,6 +518,11 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     );
   }
   return server;
+}
+
+/** The live-task budget of callers without a principal from `clientAddress`: a digest of its budget (an IPv6 /64 is one). */
+function liveBudgetOf(clientAddress: string): string {
+  return createHash('sha256').update(addressBudget(clientAddress)).digest('base64url').slice(0, 22);
 }
 
 /** Runs a request that waits for a task's end while holding one of the caller's blocking slots. */

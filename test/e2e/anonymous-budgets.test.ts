@@ -1,13 +1,15 @@
 /**
- * Callers nothing identifies hold their blocking waits against the budget of their address
- * (behind a trusted proxy, the address it forwards), not against one budget all anonymous
- * callers share: one client holding its cap does not lock out another. A client cannot buy a
- * fresh budget by sending `X-Forwarded-For` itself when no proxy is trusted.
+ * Callers nothing identifies hold their blocking waits and their live tasks against the budget
+ * of their address (behind a trusted proxy, the address it forwards), not against one budget
+ * all anonymous callers share: one client at its cap does not lock out another. A client cannot
+ * buy a fresh budget by sending `X-Forwarded-For` itself when no proxy is trusted. The live-task
+ * quota runs on both runtimes (it is kept with the tasks).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
+import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { openRawSession, type RunningServer, readSseStream, rpc2026, type SseStream, startServer } from './support.js';
 
 interface Wait {
@@ -90,4 +92,62 @@ describe('blocking waits of anonymous callers, by address', () => {
       expect((reply.error as { code?: number } | undefined)?.code).not.toBe(-32010);
     }
   });
+});
+
+/** A 2026-07-28 create of a task that runs for 30 s, from `address` (forwarded by the trusted loopback proxy). */
+const createFrom = (url: string, address: string | undefined) =>
+  rpc2026(
+    url,
+    'tools/call',
+    { name: 'slow_compute', arguments: { seconds: 30, label: 'live' } },
+    { headers: address === undefined ? {} : { 'x-forwarded-for': address } },
+  );
+
+function liveTaskQuotaByAddress(setup: () => { redis?: { connection: string; prefix: string } }): void {
+  let server: RunningServer;
+  let prefix: string | undefined;
+
+  beforeAll(async () => {
+    const { redis } = setup();
+    prefix = redis?.prefix;
+    server = await startServer({
+      manifest: taskManifest,
+      instances: [new FixtureTools(), new GeneralTools()],
+      limits: { maxLiveTasksPerPrincipal: 1 },
+      http: { trustProxy: 'loopback' },
+      ...(redis && { redis }),
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (prefix) await deleteKeysUnder(prefix);
+  });
+
+  it('gives each forwarded address its own live-task quota', async () => {
+    const first = await createFrom(server.url, '203.0.113.5');
+    expect(first.result?.taskId).toBeTypeOf('string');
+    const over = await createFrom(server.url, '203.0.113.5');
+    expect(over.error).toMatchObject({ code: -32010, data: { limit: 'maxLiveTasksPerPrincipal', value: 1 } });
+    // Another client, another budget; the same /64 of IPv6 is one client.
+    const other = await createFrom(server.url, '203.0.113.6');
+    expect(other.result?.taskId).toBeTypeOf('string');
+    const v6 = await createFrom(server.url, '2001:db8::1');
+    expect(v6.result?.taskId).toBeTypeOf('string');
+    expect((await createFrom(server.url, '2001:db8::2')).error).toMatchObject({ code: -32010 });
+    // The quota frees with the task: a cancel gives the room back.
+    await rpc2026(server.url, 'tasks/cancel', { taskId: first.result?.taskId as string });
+    const again = await createFrom(server.url, '203.0.113.5');
+    expect(again.result?.taskId).toBeTypeOf('string');
+    for (const reply of [other, v6, again]) {
+      await rpc2026(server.url, 'tasks/cancel', { taskId: reply.result?.taskId as string });
+    }
+  });
+}
+
+describe('live tasks of anonymous callers, by address, in process', () => {
+  liveTaskQuotaByAddress(() => ({}));
+});
+
+describeWithRedis('live tasks of anonymous callers, by address, on BullMQ', () => {
+  liveTaskQuotaByAddress(() => ({ redis: { connection: REDIS_URL, prefix: randomPrefix() } }));
 });

@@ -32,9 +32,10 @@ export interface ShardNames {
   ownerExpiries(owner: string): string;
   /**
    * Sorted set of an owner's (anonymous: `null`) unfinished task ids, scored by their expiry:
-   * the live-task quota counts it.
+   * the live-task quota counts it. An anonymous task with a `liveBudget` (its address's) counts
+   * in that budget's set instead.
    */
-  live(owner: string | null): string;
+  live(owner: string | null, liveBudget?: string): string;
   /** BullMQ's hash of the task's job (the job id is the task id). */
   job(taskId: string): string;
   /** BullMQ's lock on a running job (present while a live worker renews it). */
@@ -191,7 +192,12 @@ function shardNames(prefix: string, queue: string, index: number): ShardNames {
     record: (taskId) => `${base}:task:${taskId}`,
     owner: (owner) => `${base}:owner:${owner}`,
     ownerExpiries: (owner) => `${base}:owner-expiry:${owner}`,
-    live: (owner) => (owner === null ? `${base}:live-anonymous` : `${base}:live:${owner}`),
+    live: (owner, liveBudget) =>
+      owner !== null
+        ? `${base}:live:${owner}`
+        : liveBudget === undefined
+          ? `${base}:live-anonymous`
+          : `${base}:live-anonymous:${liveBudget}`,
     job: (taskId) => `${prefix}:${queue}:${taskId}`,
     jobLock: (taskId) => `${prefix}:${queue}:${taskId}:lock`,
     expiryReport: (taskId) => `${base}:expired:${taskId}`,

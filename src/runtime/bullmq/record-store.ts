@@ -190,7 +190,8 @@ export class RedisTaskStore {
     if (maxLiveForOwner === undefined) return undefined;
     // The insert script counts the record's shard atomically; the others' counts are read just
     // before (a race between shards can overshoot by the creates in flight, no more).
-    const room = maxLiveForOwner - (await this.liveElsewhere(record.owner, this.names.shardOf(record.taskId)));
+    const room =
+      maxLiveForOwner - (await this.liveElsewhere(record.owner, record.liveBudget, this.names.shardOf(record.taskId)));
     if (room <= 0) {
       throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
     }
@@ -239,7 +240,7 @@ export class RedisTaskStore {
     const shard = this.names.shardOf(record.taskId);
     const keys = [
       shard.record(record.taskId),
-      shard.live(record.owner),
+      shard.live(record.owner, record.liveBudget),
       shard.job(record.taskId),
       // Always a key of this shard, so the script's keys stay in one slot; unused without a claim.
       shard.idempotency(claim?.claim ?? ''),
@@ -276,18 +277,23 @@ export class RedisTaskStore {
   }
 
   /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
-  private async liveElsewhere(owner: string | null, here: ShardNames): Promise<number> {
+  private async liveElsewhere(owner: string | null, liveBudget: string | undefined, here: ShardNames): Promise<number> {
     const others = this.names.shards.filter((shard) => shard !== here);
     if (others.length === 0) return 0;
     const now = this.clock();
-    const counts = await Promise.all(others.map((shard) => this.client.zcount(shard.live(owner), now, '+inf')));
+    const counts = await Promise.all(
+      others.map((shard) => this.client.zcount(shard.live(owner, liveBudget), now, '+inf')),
+    );
     return counts.reduce((sum, count) => sum + count, 0);
   }
 
   /** Removes a record whose creation failed half-way. */
   async discard(record: TaskRecord): Promise<void> {
     const shard = this.names.shardOf(record.taskId);
-    const pipeline = this.client.multi().del(shard.record(record.taskId)).zrem(shard.live(record.owner), record.taskId);
+    const pipeline = this.client
+      .multi()
+      .del(shard.record(record.taskId))
+      .zrem(shard.live(record.owner, record.liveBudget), record.taskId);
     if (record.owner !== null) {
       pipeline.zrem(shard.owner(record.owner), record.taskId);
       pipeline.zrem(shard.ownerExpiries(record.owner), record.taskId);
@@ -363,7 +369,7 @@ export class RedisTaskStore {
       ];
       if (notify) args.push(notify.channel, notify.message);
       const shard = this.names.shardOf(taskId);
-      const keys = [shard.record(taskId), shard.live(next.owner), shard.job(taskId)];
+      const keys = [shard.record(taskId), shard.live(next.owner, next.liveBudget), shard.job(taskId)];
       if (retention !== '' && next.owner !== null) keys.push(shard.owner(next.owner));
       const written = await COMPARE_AND_SET.run(this.client, keys, args);
       // The script increments the version by one on every write.

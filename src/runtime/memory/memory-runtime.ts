@@ -116,12 +116,12 @@ export class MemoryTaskRuntime implements TaskRuntime {
       if (holder) return holder;
     }
     if (taken) throw new TaskError('DUPLICATE_TASK', `Task ID already exists: ${given.taskId}`);
-    const live = this.live.get(given.owner ?? '') ?? new Set<string>();
+    const live = this.live.get(liveKey(given)) ?? new Set<string>();
     if (options.maxLiveForOwner !== undefined && live.size >= options.maxLiveForOwner) {
       throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${live.size} unfinished tasks`);
     }
     live.add(given.taskId);
-    this.live.set(given.owner ?? '', live);
+    this.live.set(liveKey(given), live);
     if (claim) this.takeClaim(claim.claim, given.taskId, claim.expiresAt);
     // No slot free: it waits, and says so.
     const waits = this.active() + this.queue.length >= this.concurrency;
@@ -467,9 +467,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
   }
 
   private endLife(record: TaskRecord): void {
-    const live = this.live.get(record.owner ?? '');
+    const live = this.live.get(liveKey(record));
     if (!live?.delete(record.taskId)) return;
-    if (live.size === 0) this.live.delete(record.owner ?? '');
+    if (live.size === 0) this.live.delete(liveKey(record));
   }
 
   /** Drops a task from memory: expiry, or `remove` after stopping it. */
@@ -506,4 +506,13 @@ function isAfter(record: TaskRecord | undefined, position: ListPosition): boolea
     record.createdAt > position.createdAt ||
     (record.createdAt === position.createdAt && record.taskId > position.taskId)
   );
+}
+
+/**
+ * Whose live-task quota a task counts against: its owner; an anonymous task its address's
+ * budget (after a NUL, which no principal holds), else every anonymous caller's ('').
+ */
+function liveKey(record: TaskRecord): string {
+  if (record.owner !== null) return record.owner;
+  return record.liveBudget === undefined ? '' : `\u0000${record.liveBudget}`;
 }

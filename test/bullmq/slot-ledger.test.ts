@@ -4,10 +4,12 @@
  * (its process died) loses them within one lease. Each test has its own prefix.
  */
 import { Redis } from 'ioredis';
-import { afterEach, expect, it } from 'vitest';
-import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
+import { clusterSlotOf, runtimeNames } from '../../src/runtime/bullmq/keys.js';
 import { RedisSlotLedger } from '../../src/runtime/bullmq/slot-ledger.js';
 import { MemorySlotLedger } from '../../src/runtime/memory/slot-ledger.js';
+import { describeWithClusterBinaries, type LocalCluster, startLocalCluster } from '../cluster/local-cluster.js';
 import { deleteKeysUnder, describeWithRedis, keysUnder, quietLogger, REDIS_URL, randomPrefix } from './support.js';
 
 const LEASE_MS = 1000;
@@ -121,4 +123,44 @@ it('MemorySlotLedger counts per cap and holder, and releases once', async () => 
   release?.();
   expect(await ledger.held('sessions', 'p:alice')).toBe(0);
   expect(await ledger.take('sessions', 'p:alice', 1)).toBeTypeOf('function');
+});
+
+describeWithClusterBinaries('RedisSlotLedger on Redis Cluster', () => {
+  let cluster: LocalCluster;
+
+  beforeAll(async () => {
+    cluster = await startLocalCluster(3);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("holds each holder's caps across two runtimes, holders spread over the masters", async () => {
+    const prefix = randomPrefix();
+    const runtimes = [0, 1].map(
+      () => new BullmqTaskRuntime({ connection: cluster.connection, prefix, shards: 3, logger: quietLogger }),
+    );
+    try {
+      const holders = Array.from({ length: 12 }, (_, index) => `p:user-${index}`);
+      for (const holder of holders) {
+        for (const runtime of runtimes) expect(await runtime.slots.take('sessions', holder, 2)).toBeTypeOf('function');
+        for (const runtime of runtimes) expect(await runtime.slots.take('sessions', holder, 2)).toBeUndefined();
+        expect(await runtimes[0]?.slots.take('listen', holder, 2)).toBeTypeOf('function');
+      }
+      // One script, one key: each holder's keys share a hash tag, and the holders use several masters.
+      const names = runtimeNames(prefix, undefined, 3);
+      const masters = new Set<number>();
+      for (const holder of holders) {
+        const tags = ['sessions', 'listen'].map(
+          (cap) => /\{([^}]*)\}/.exec(names.slotLeases(cap, holder))?.[1] as string,
+        );
+        expect(new Set(tags).size).toBe(1);
+        masters.add((await cluster.masterOf(tags[0] as string)).port);
+        expect(clusterSlotOf(tags[0] as string)).toBeGreaterThanOrEqual(0);
+      }
+      expect(masters.size).toBeGreaterThan(1);
+    } finally {
+      await Promise.all(runtimes.map((runtime) => runtime.close()));
+    }
+  }, 60_000);
 });

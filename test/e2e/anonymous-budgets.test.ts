@@ -9,8 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskManifest } from '../../examples/conformance-fixture/src/__generated__/tasks.generated.js';
 import { FixtureTools } from '../../examples/conformance-fixture/src/fixture-tools.js';
 import { GeneralTools } from '../../examples/conformance-fixture/src/general-tools.js';
+import { TaskError } from '../../src/engine/errors.js';
+import type { SlotLedger } from '../../src/engine/slot-ledger.js';
+import { MemoryTaskRuntime } from '../../src/runtime/memory/memory-runtime.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
-import { openRawSession, type RunningServer, readSseStream, rpc2026, type SseStream, startServer } from './support.js';
+import {
+  listenForTasks,
+  openRawSession,
+  type RunningServer,
+  readSseStream,
+  rpc2026,
+  type SseStream,
+  startServer,
+} from './support.js';
 
 interface Wait {
   readonly stream: SseStream;
@@ -150,4 +161,48 @@ describe('live tasks of anonymous callers, by address, in process', () => {
 
 describeWithRedis('live tasks of anonymous callers, by address, on BullMQ', () => {
   liveTaskQuotaByAddress(() => ({ redis: { connection: REDIS_URL, prefix: randomPrefix() } }));
+});
+
+describe('a slot ledger that cannot count', () => {
+  let server: RunningServer;
+  const failing: SlotLedger = {
+    scope: 'app',
+    take: async () => {
+      throw new TaskError('RUNTIME_UNAVAILABLE', 'The task store (Redis) did not answer within 3000 ms');
+    },
+    held: async () => 0,
+    close: async () => {},
+  };
+
+  beforeAll(async () => {
+    server = await startServer({
+      manifest: taskManifest,
+      instances: [new FixtureTools(), new GeneralTools()],
+      runtime: (registry) => {
+        const runtime = new MemoryTaskRuntime({ executor: registry });
+        Object.defineProperty(runtime, 'slots', { value: failing });
+        return runtime;
+      },
+    });
+  });
+  afterAll(() => server?.close());
+
+  it('refuses what it caps with 503 and -32603 rather than letting it through uncounted', async () => {
+    const initialize = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+    });
+    expect(initialize.status).toBe(503);
+    expect(await initialize.json()).toMatchObject({ error: { code: -32603, message: expect.stringMatching(/Redis/) } });
+    const created = await createFrom(server.url, undefined);
+    const listen = await listenForTasks(server.url, [created.result?.taskId as string]);
+    expect(listen).toMatchObject({ status: 503, error: { code: -32603 } });
+    await rpc2026(server.url, 'tasks/cancel', { taskId: created.result?.taskId as string });
+  });
 });

@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { readConfig } from '../../src/host/config.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 import { clusterSlotOf, runtimeNames } from '../../src/runtime/bullmq/keys.js';
 import { RedisSlotLedger } from '../../src/runtime/bullmq/slot-ledger.js';
@@ -163,4 +164,15 @@ describeWithClusterBinaries('RedisSlotLedger on Redis Cluster', () => {
       await Promise.all(runtimes.map((runtime) => runtime.close()));
     }
   }, 60_000);
+});
+
+it('reads the lease from MCP_TASK_SLOT_LEASE_MS, at least 1000 ms', () => {
+  const redis = { REDIS_URL: 'redis://127.0.0.1:6379' };
+  expect(readConfig({ ...redis, MCP_TASK_SLOT_LEASE_MS: '2000' }).redis).toMatchObject({ slotLeaseMs: 2000 });
+  expect(() => readConfig({ ...redis, MCP_TASK_SLOT_LEASE_MS: '999' })).toThrow(
+    /^MCP_TASK_SLOT_LEASE_MS="999" is not valid: MCP_TASK_SLOT_LEASE_MS must be a whole number of milliseconds from 1000/,
+  );
+  expect(
+    () => new RedisSlotLedger({} as never, runtimeNames(), { leaseMs: 10, operationTimeoutMs: 1, logger: quietLogger }),
+  ).toThrow(/slotLeaseMs must be a whole number of ms of 1000 or more, got 10/);
 });

@@ -32,9 +32,13 @@ const RETAINED = 2000;
 /**
  * How long a server sits idle after the load before its settled RSS is read. V8's memory reducer
  * shrinks the young generation and returns free pages a few seconds after allocation stops
- * (measured: most of it within 10 s, all of it within 20 s).
+ * (measured on an idle machine: most of it within 10 s, all of it within 20 s; later under load).
  */
-const SETTLE_MS = 20_000;
+const SETTLE_MS = 30_000;
+const SETTLE_STEP_MS = 15_000;
+const SETTLE_MAX_MS = 120_000;
+/** How long the servers had been idle at their settled reading, for the printout. */
+let settleSeconds = 0;
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const MIB = 1024 * 1024;
 /** Extra node flags for both servers, to try a setting (e.g. `--max-semi-space-size=64`). */
@@ -392,7 +396,7 @@ interface Footprint {
   readonly start: Memory;
   readonly warm: Memory;
   readonly loaded: Memory;
-  /** `SETTLE_MS` after the load ended, the server idle: what V8 keeps once it gives back what it can. */
+  /** At least `SETTLE_MS` after the load ended, the server idle: what V8 keeps once it gives back what it can. */
   readonly settled: Memory;
 }
 
@@ -404,13 +408,14 @@ interface Memory extends NodeJS.MemoryUsage {
 
 /**
  * Memory at start, after warm-up calls, and after `RETAINED` more calls of `load`, over one
- * revision: 2026-07-28 stateless POSTs, or one 2025-11-25 session.
+ * revision: 2026-07-28 stateless POSTs, or one 2025-11-25 session. The server is left running,
+ * idle, to be read again (`read`) and stopped (`stop`).
  */
 async function footprint(
   kind: 'bare' | 'framework',
   revision: Revision,
   load: (call: Call, i: number) => Promise<unknown>,
-): Promise<Footprint> {
+): Promise<{ measured: Omit<Footprint, 'settled'>; read: () => Promise<Memory>; stop: () => Promise<void> }> {
   const served = await startServer(kind);
   try {
     const start = await served.memory();
@@ -419,11 +424,10 @@ async function footprint(
     const warm = await served.memory();
     for (let i = 0; i < RETAINED; i++) await load(call, i);
     const loaded = await served.memory();
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const settled = await served.memory();
-    return { start, warm, loaded, settled };
-  } finally {
+    return { measured: { start, warm, loaded }, read: () => served.memory(), stop: () => served.stop() };
+  } catch (error) {
     await served.stop();
+    throw error;
   }
 }
 
@@ -457,16 +461,47 @@ async function rssAtStart(kind: 'bare' | 'framework', throughTsx: boolean): Prom
 
 async function measureMemory(): Promise<Row[]> {
   const revisions: Revision[] = ['2026-07-28', '2025-11-25'];
-  const runs: { revision: Revision; framework: Footprint; bare: Footprint }[] = [];
-  for (const revision of revisions) {
-    const bare = await footprint('bare', revision, (call) => greet(call)());
-    const framework = await footprint('framework', revision, createTask(revision));
-    runs.push({ revision, framework, bare });
+  // All four servers stay up after their load and are read again together once idle: after
+  // SETTLE_MS, then every SETTLE_STEP_MS while one is still above the target, up to SETTLE_MAX_MS
+  // (how soon V8 gives memory back depends on the machine's load; the time it took is shown).
+  const loaded: { revision: Revision; side: 'framework' | 'bare'; run: Awaited<ReturnType<typeof footprint>> }[] = [];
+  try {
+    for (const revision of revisions) {
+      loaded.push({ revision, side: 'bare', run: await footprint('bare', revision, (call) => greet(call)()) });
+      loaded.push({ revision, side: 'framework', run: await footprint('framework', revision, createTask(revision)) });
+    }
+  } catch (error) {
+    await Promise.allSettled(loaded.map(({ run }) => run.stop()));
+    throw error;
   }
+  const idleFrom = now();
+  let idle: Memory[] = [];
+  try {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    for (;;) {
+      idle = await Promise.all(loaded.map(({ run }) => run.read()));
+      const above = idle.some(
+        (memory, i) => memory.rss > 1.3 * (loaded[i] as (typeof loaded)[number]).run.measured.start.rss,
+      );
+      if (!above || now() - idleFrom >= SETTLE_MAX_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_STEP_MS));
+    }
+  } finally {
+    await Promise.allSettled(loaded.map(({ run }) => run.stop()));
+  }
+  settleSeconds = (now() - idleFrom) / 1000;
+  const settled = loaded.map(({ run }, i) => ({ ...run.measured, settled: idle[i] as Memory }) satisfies Footprint);
+  const of = (revision: Revision, side: 'framework' | 'bare') =>
+    settled[loaded.findIndex((one) => one.revision === revision && one.side === side)] as Footprint;
+  const runs = revisions.map((revision) => ({
+    revision,
+    framework: of(revision, 'framework'),
+    bare: of(revision, 'bare'),
+  }));
   const mib = (bytes: number) => `${fmt(bytes / MIB, 1)} MiB`;
   console.log(
     `\nserver memory (MiB; RSS between requests, heap and young generation after a forced GC); warm = after ${fmt(WARMUP_CALLS)} plain calls, ` +
-      `loaded = then ${fmt(RETAINED)} task creations (framework) or plain calls (bare), settled = ${SETTLE_MS / 1000} s later, idle`,
+      `loaded = then ${fmt(RETAINED)} task creations (framework) or plain calls (bare), settled = idle for ${fmt(settleSeconds)} s after the last load`,
   );
   printTable(
     [
@@ -524,7 +559,7 @@ async function measureMemory(): Promise<Row[]> {
       },
       {
         bench: '6 memory',
-        metric: `server RSS ${SETTLE_MS / 1000} s after that load, idle, ÷ RSS at start, ${revision} (bare: the same)`,
+        metric: `server RSS idle ${fmt(settleSeconds)} s after that load, ÷ RSS at start, ${revision} (bare: the same)`,
         framework: `${mib(framework.settled.rss)} (${fmt(framework.settled.rss / framework.start.rss, 2)}×, heap ${mib(framework.settled.heapUsed)})`,
         baseline: `${mib(bare.settled.rss)} (${fmt(bare.settled.rss / bare.start.rss, 2)}×, heap ${mib(bare.settled.heapUsed)})`,
         ratio: framework.settled.rss / bare.settled.rss,

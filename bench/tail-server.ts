@@ -147,7 +147,9 @@ process.on('message', (message: { id: number; type: 'memory' | 'stats' }) => {
   for (const name of process.getActiveResourcesInfo()) resources[name] = (resources[name] ?? 0) + 1;
   // Where the heap's committed memory sits (young generation, old space, code...), after the collection.
   const spaces = Object.fromEntries(
-    v8.getHeapSpaceStatistics().map((space) => [space.space_name, { size: space.space_size, used: space.space_used_size }]),
+    v8
+      .getHeapSpaceStatistics()
+      .map((space) => [space.space_name, { size: space.space_size, used: space.space_used_size }]),
   );
   process.send?.({ id: message.id, memory: { ...process.memoryUsage(), rss }, resources, spaces });
 });

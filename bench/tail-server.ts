@@ -12,8 +12,9 @@
  *
  * Prints one `READY {"url": ...}` line, then answers the parent's IPC messages: `memory` (after a
  * forced GC when started with --expose-gc) returns `process.memoryUsage()` (RSS read before that
- * collection), and `stats` the process CPU, the collections, and the bytes allocated and surviving young
- * collections since the last `stats`.
+ * collection) and V8's heap spaces, and `stats` the process CPU, the collections, and the bytes
+ * allocated and surviving young collections since the last `stats` (the first `stats` starts that
+ * instrumentation; a process that is only asked for `memory` never runs it).
  */
 import { randomUUID } from 'node:crypto';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
@@ -72,24 +73,38 @@ const gc = (globalThis as { gc?: () => void }).gc;
 
 /** Garbage collections since the last `stats` message: how many, and their pauses in ms. */
 const collections = { minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 } };
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
-    const bucket = kind === constants.NODE_PERFORMANCE_GC_MINOR ? collections.minor : collections.major;
-    bucket.count++;
-    bucket.ms += entry.duration;
-  }
-}).observe({ entryTypes: ['gc'] });
 
 /**
  * Bytes allocated and bytes that survived a young-generation collection into old space, since the
  * last `stats` message: the heap in use grows only by allocation and shrinks only in collections,
  * so allocation is what it grew by between them. Independent of machine load.
+ *
+ * The GC observer and profiler start with the first `stats` message, never in a process that only
+ * answers `memory`: a running `v8.GCProfiler` keeps a record of every collection in native memory
+ * until it is stopped (about 8 KB of RSS per plain call here), which the memory measure would
+ * otherwise count as the server's.
  */
-let profiler = new v8.GCProfiler();
-profiler.start();
-let usedAtStart = v8.getHeapStatistics().used_heap_size;
+let profiler: v8.GCProfiler | undefined;
+let usedAtStart = 0;
+function instrument(): void {
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      const bucket = kind === constants.NODE_PERFORMANCE_GC_MINOR ? collections.minor : collections.major;
+      bucket.count++;
+      bucket.ms += entry.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
+  profiler = new v8.GCProfiler();
+  profiler.start();
+  usedAtStart = v8.getHeapStatistics().used_heap_size;
+}
+
 function heapFlow(): { allocated: number; promoted: number } {
+  if (!profiler) {
+    instrument();
+    return { allocated: 0, promoted: 0 };
+  }
   const { statistics } = profiler.stop();
   const usedNow = v8.getHeapStatistics().used_heap_size;
   let allocated = 0;
@@ -130,7 +145,13 @@ process.on('message', (message: { id: number; type: 'memory' | 'stats' }) => {
   gc?.();
   const resources: Record<string, number> = {};
   for (const name of process.getActiveResourcesInfo()) resources[name] = (resources[name] ?? 0) + 1;
-  process.send?.({ id: message.id, memory: { ...process.memoryUsage(), rss }, resources });
+  // Where the heap's committed memory sits (young generation, old space, code...), after the collection.
+  const spaces = Object.fromEntries(
+    v8
+      .getHeapSpaceStatistics()
+      .map((space) => [space.space_name, { size: space.space_size, used: space.space_used_size }]),
+  );
+  process.send?.({ id: message.id, memory: { ...process.memoryUsage(), rss }, resources, spaces });
 });
 process.once('SIGTERM', () => {
   void serving.close().then(() => process.exit(0));

@@ -145,7 +145,47 @@ class TaskProtocolServer extends Server {
     method: string,
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
-    return method === 'tools/call' ? handler : super._wrapHandler(method, handler);
+    return method === 'tools/call' ? invalidParamsOnSchemaError(method, handler) : super._wrapHandler(method, handler);
+  }
+}
+
+/**
+ * The SDK checks a spec method's params against its schema before the handler runs, and reports a
+ * mismatch as a plain error, which becomes -32603 with zod's issue list as the message. For
+ * `tools/call` (a missing or non-string `name`) that is the caller's mistake: -32602, naming the
+ * field, as the schema-registered methods answer. Only the SDK's check throws a plain error here:
+ * `handle` turns everything the framework's own code throws into a `ProtocolError`.
+ */
+function invalidParamsOnSchemaError(
+  method: string,
+  handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+  return async (request, ctx) => {
+    try {
+      return await handler(request, ctx);
+    } catch (error) {
+      if (error instanceof ProtocolError || !(error instanceof Error)) throw error;
+      throw new ProtocolError(
+        JsonRpcErrorCode.InvalidParams,
+        `Invalid params for ${method}: ${schemaIssues(error.message)}`,
+      );
+    }
+  };
+}
+
+/** zod's issue list (a JSON array in the message) as `field: message; ...`, paths relative to `params`. */
+function schemaIssues(message: string): string {
+  try {
+    const issues = JSON.parse(message) as { path?: unknown[]; message?: string }[];
+    if (!Array.isArray(issues)) return message;
+    return issues
+      .map((issue) => {
+        const path = (issue.path ?? []).filter((part, i) => !(i === 0 && part === 'params')).join('.');
+        return path ? `${path}: ${issue.message}` : String(issue.message);
+      })
+      .join('; ');
+  } catch {
+    return message;
   }
 }
 

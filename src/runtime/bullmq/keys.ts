@@ -74,6 +74,12 @@ export interface RuntimeNames {
   readonly shares: ShareNames;
   /** The keys of resumed tasks waiting for their tool's version (see `VersionWaitNames`). */
   readonly versionWaits: VersionWaitNames;
+  /**
+   * Sorted set of the task ids parked for `reason` (`input`, `sleep`), scored by when the park
+   * ends, across every shard (hash tag `{tasks.parked}`): the `mcp_task_parked_tasks` gauge
+   * counts it (see parked-tasks.ts).
+   */
+  parked(reason: string): string;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -113,6 +119,7 @@ export function runtimeNames(
     answersChannel: `${channelBase}:answers`,
     shares: shareNames(prefix, queue),
     versionWaits: versionWaitNames(prefix, queue),
+    parked: (reason) => `${prefix}::{${queue}.parked}:${reason}`,
   };
 }
 

@@ -342,7 +342,8 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
           requestedTtlMs: 60_000,
         });
         const done = await engine.waitForTerminal(ALICE, created.taskId);
-        const text = (done.outcome as unknown as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '';
+        const text =
+          (done.outcome as unknown as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '';
         const expiry = new Date(created.createdAt + 60_000).toISOString();
         expect(text).toMatch(
           /^refused: ctx\.sleep\('sleep'\) of 2 min would end at \d{4}-.*Z, after the task expires at /,

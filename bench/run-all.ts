@@ -3,7 +3,7 @@
  * connections), and prints one summary table of the measured ratios.
  *
  *   npm run bench
- *   node --conditions=mcp-task-server-source --import tsx bench/run-all.ts [create e2e http memory latency scale tail policies policy-creates]
+ *   node --conditions=mcp-task-server-source --import tsx bench/run-all.ts [create e2e http memory latency scale tail policies policy-creates sleep-memory]
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -19,6 +19,7 @@ const BENCHMARKS = [
   'tail',
   'policies',
   'policy-creates',
+  'sleep-memory',
 ] as const;
 
 function run(name: string): Promise<Row[]> {

@@ -325,8 +325,11 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         await expect(engine.cancel(BOB, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
         await expect(engine.get(BOB, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
         const runs = executor.started.filter((id) => id === created.taskId).length;
+        // Counted as parked for a sleep while it sleeps (a short wait: BullMQ counts after the move).
+        await waitUntilAsync(async () => (await current?.runtime.stats?.())?.parked?.sleep === 1);
         const cancelled = await engine.cancel(ALICE, created.taskId);
         expect(cancelled.status).toBe('cancelled');
+        expect((await current?.runtime.stats?.())?.parked?.sleep).toBe(0);
         // Past the wake time: nothing ran, nothing changed.
         await sleep(1000);
         expect((await engine.get(ALICE, created.taskId)).status).toBe('cancelled');
@@ -992,6 +995,15 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
+
+/** `waitUntil` for a condition that must be read asynchronously. */
+async function waitUntilAsync(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
 }
 
 export async function waitUntil(condition: () => boolean, timeoutMs = 5000): Promise<void> {

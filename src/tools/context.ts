@@ -77,7 +77,8 @@ export interface TaskContext<Questions extends object = QuestionMap> {
    * which survives restarts of every process, and the method runs again from the top at the
    * wake time: steps, answers and earlier sleeps are replayed, not redone, so code before the
    * sleep should be deterministic or wrapped in `step`. The wake time is kept from the first
-   * call: a replayed sleep that is over resolves at once.
+   * call: a replayed sleep that is over resolves at once. A sleep that parks unwinds the run
+   * with `TaskPaused`: code that catches errors around it must rethrow what `isTaskPaused` accepts.
    *
    * Rejects with a `RangeError` naming the value for a negative or unparseable duration (or one
    * over a year), and naming both times for a sleep that would outlast the task's TTL. A cancel

@@ -155,7 +155,7 @@ export async function createTestHarness<Client = TaskClient>(
       now: clock.now,
       advance(ms) {
         if (runtime === 'bullmq') {
-          throw new Error('clock.advance: the BullMQ runtime expires tasks and wakes sleeps by real (Redis) time');
+          throw new Error('clock.advance: the BullMQ runtime expires tasks and wakes sleeps by Redis time');
         }
         clock.advance(ms);
       },

@@ -19,7 +19,14 @@ import { factsOf, PROCESS_NAME } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type { ExecutionControl, TaskExecutor } from '../../engine/runtime.js';
 import { plannedWake, sleepChange, wokeChange } from '../../engine/sleeps.js';
-import { expiresAt, type InputAnswer, isTerminal, type PendingInput, type TaskOutcome } from '../../engine/task.js';
+import {
+  expiresAt,
+  type InputAnswer,
+  isTerminal,
+  type PendingInput,
+  type TaskOutcome,
+  type TaskStatus,
+} from '../../engine/task.js';
 import { outcomeChange } from '../../engine/transitions.js';
 import {
   checkVersionWaitMs,
@@ -587,13 +594,15 @@ export class TaskWorker {
   private async endPark(
     job: Job<TaskJobData, void>,
     parked: ParkedJob,
-    record: TaskRecordLike | undefined,
+    record: (TaskRecordLike & { readonly status: TaskStatus }) | undefined,
   ): Promise<void> {
     const taskId = job.id as string;
     const { parked: _ended, ...rest } = job.data;
     await Promise.all([job.updateData(rest), noteUnparked(this.client, this.names, taskId, parked.reason)]);
     const now = this.clock();
-    if (parked.reason !== 'sleep' || parked.key === undefined || now < parked.until || !record) return;
+    if (parked.reason !== 'sleep' || parked.key === undefined || now < parked.until) return;
+    // A task that ended meanwhile (a cancel that could not remove the job) does not wake.
+    if (!record || isTerminal(record.status)) return;
     this.executor.observe?.({
       type: 'woke',
       task: { taskId, tool: job.data.tool, principal: record.owner, jobId: taskId },

@@ -3,7 +3,7 @@
  * connections), and prints one summary table of the measured ratios.
  *
  *   npm run bench
- *   node --conditions=mcp-task-server-source --import tsx bench/run-all.ts [create e2e http memory latency scale tail policies policy-creates poll]
+ *   node --conditions=mcp-task-server-source --import tsx bench/run-all.ts [create e2e http memory latency scale tail policies policy-creates poll sleep-memory]
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -20,6 +20,7 @@ const BENCHMARKS = [
   'policies',
   'policy-creates',
   'poll',
+  'sleep-memory',
 ] as const;
 
 function run(name: string): Promise<Row[]> {

@@ -25,9 +25,18 @@ export {
   TOOL_METADATA_KEY,
   Tool,
 } from './decorators/index.js';
-export { isTaskPaused, TaskPaused } from './engine/errors.js';
+export { type DurableWait, isTaskPaused, TaskPaused } from './engine/errors.js';
 export { NonRetryableError } from './tools/errors.js';
-export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
+export type {
+  InputOptions,
+  InputResult,
+  QuestionMap,
+  SleepOptions,
+  TaskContext,
+  TaskLogger,
+  TaskProgress,
+} from './tools/context.js';
+export { type Duration, type DurationUnit, parseDuration } from './tools/duration.js';
 export type {
   AudioContent,
   ContentBlock,

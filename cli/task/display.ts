@@ -4,7 +4,7 @@
  * is not a terminal. stdout is left to the result.
  */
 import { SingleBar } from 'cli-progress';
-import type { TaskQuestion, TaskSnapshot } from '../../src/client/index.js';
+import { sleepingUntil, type TaskQuestion, type TaskSnapshot } from '../../src/client/index.js';
 
 export interface Display {
   status(task: TaskSnapshot): void;
@@ -94,10 +94,18 @@ class AnimatedDisplay implements Display {
 
 class PlainDisplay implements Display {
   private last = '';
+  /** The status message last shown. */
+  private message: string | undefined;
 
   constructor(private readonly write: (text: string) => void) {}
 
   status(task: TaskSnapshot): void {
+    // The end of a sleep is news of its own: the note gives way to whatever comes next.
+    const slept = sleepingUntil(this.message);
+    if (slept && task.statusMessage !== this.message && task.status !== 'cancelled') {
+      this.line(`woke: slept until ${slept.toISOString()}`);
+    }
+    this.message = task.statusMessage;
     this.line(`status: ${task.status}${task.statusMessage ? ` - ${task.statusMessage}` : ''}`);
   }
 

@@ -12,6 +12,8 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { TaskCall } from 'mcp-task-server/client';
+import { createTestHarness } from 'mcp-task-server/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectV1, pollUntil, type RunningServer, startServer } from '../../test/e2e/support.js';
 import { taskManifest } from './src/__generated__/tasks.generated.js';
@@ -190,3 +192,32 @@ describe('import_issues', () => {
     expect(stub.requests).toEqual(['acme/slow/1']);
   });
 });
+
+describe('import_issues with a pause between pages', () => {
+  it('sleeps between pages on the test kit clock: advancing it wakes the task, and the pages are fetched once each', async () => {
+    const importer = new IssueImporter(stub.url, { attempts: 1, baseDelayMs: 10, maxDelayMs: 10, timeoutMs: 5_000 });
+    const harness = await createTestHarness({ manifest: taskManifest, instances: [importer] });
+    try {
+      const call = await harness.call('import_issues', { project: 'acme/small', pauseBetweenPagesMs: 600_000 });
+      const asleep = await waitForStatus(call, (message) => message?.startsWith('sleeping until') ?? false);
+      // Ten minutes from now, by the harness clock, and the second page not fetched yet.
+      const until = Date.parse(asleep.replace('sleeping until ', ''));
+      expect(until - harness.clock.now()).toBeGreaterThan(590_000);
+      expect(stub.requests).toEqual(['acme/small/1']);
+      harness.clock.advance(600_000);
+      const result = await call.result();
+      expect(result.structuredContent).toMatchObject({ pages: 2, issues: 4 });
+      expect(stub.requests).toEqual(['acme/small/1', 'acme/small/2']);
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
+/** The first status message of `call` that `accept` takes. */
+async function waitForStatus(call: TaskCall, accept: (message: string | undefined) => boolean): Promise<string> {
+  for await (const event of call.events) {
+    if (event.type === 'status' && accept(event.task.statusMessage)) return event.task.statusMessage as string;
+  }
+  throw new Error('the task ended first');
+}

@@ -33,3 +33,4 @@ export type {
   TaskStatus,
   ToolSummary,
 } from './types.js';
+export { sleepingUntil } from './wait-notes.js';

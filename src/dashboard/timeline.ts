@@ -9,6 +9,7 @@
  */
 import { formatDuration, isRetryMessage } from '../engine/attempts.js';
 import type { LifecycleEvent, TaskObserver } from '../engine/lifecycle.js';
+import { isSleepNote, sleepNoteUntil } from '../engine/sleeps.js';
 import { expiresAt, type TaskProgressValue, type TaskRecord, type TaskStatus } from '../engine/task.js';
 
 /** One line of a task's story on the dashboard. */
@@ -22,7 +23,8 @@ export interface TimelineEntry {
 /**
  * What a timeline entry tells: `retry`, the wait for the next attempt (`attempt 2 of 5 in 4 s:
  * ECONNRESET`); `timeout`, an attempt that reached the tool's `timeoutMs`; `idempotent_hit`, a
- * repeated create that got this task; `waiting`, why a task that could start waits (any reason).
+ * repeated create that got this task; `waiting`, why a task that could start waits (any reason);
+ * `parked`, a durable wait began (`sleeping until <ISO time>`); `woke`, it ended.
  */
 export type TimelineKind =
   | 'created'
@@ -36,7 +38,9 @@ export type TimelineKind =
   | 'retry'
   | 'timeout'
   | 'idempotent_hit'
-  | 'waiting';
+  | 'waiting'
+  | 'parked'
+  | 'woke';
 
 /** An entry from a lifecycle event, with the principal the event named (checked against the owner). */
 interface ObservedEntry extends TimelineEntry {
@@ -163,6 +167,10 @@ function observed(event: LifecycleEvent): Pick<TimelineEntry, 'kind' | 'text'> |
         kind: 'idempotent_hit',
         text: `a repeated create with the same idempotency key returned this task (${event.status})`,
       };
+    // A sleep's start and end are read from the record (`changes`), which every process sees.
+    case 'parked':
+    case 'woke':
+      return undefined;
     case 'waiting':
       // Named as the metrics label the reason: `waits (principal_share)`, `waits (version)`.
       return {
@@ -186,9 +194,15 @@ export function changes(previous: Seen | undefined, next: TaskRecord): TimelineE
     const priority = next.priority ? `priority ${next.priority}, ` : '';
     entries.push({ at: next.createdAt, kind: 'created', text: `created (${priority}${ttl})` });
   }
+  // A sleep's end shows where its note gives way, unless a cancel ended it: the record says
+  // so on every server process, wherever the worker that woke it runs.
+  const slept = sleepNoteUntil(previous?.statusMessage);
+  if (slept !== undefined && next.statusMessage !== previous?.statusMessage && next.status !== 'cancelled') {
+    entries.push({ at, kind: 'woke', text: `woke (slept until ${new Date(slept).toISOString()})` });
+  }
   if (next.status !== (previous?.status ?? 'working')) entries.push({ at, kind: 'status', text: next.status });
   if (next.statusMessage !== undefined && next.statusMessage !== previous?.statusMessage) {
-    entries.push({ at, kind: isRetryMessage(next.statusMessage) ? 'retry' : 'message', text: next.statusMessage });
+    entries.push({ at, kind: messageKind(next.statusMessage), text: next.statusMessage });
   }
   const progress = next.progress;
   if (
@@ -218,6 +232,13 @@ export function changes(previous: Seen | undefined, next: TaskRecord): TimelineE
     );
   }
   return entries;
+}
+
+/** A status message's kind: a retry's wait, a sleep's start, or the method's own message. */
+function messageKind(message: string): TimelineKind {
+  if (isRetryMessage(message)) return 'retry';
+  if (isSleepNote(message)) return 'parked';
+  return 'message';
 }
 
 /** The text blocks of a result, shortened for a timeline line. */

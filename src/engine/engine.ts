@@ -433,7 +433,7 @@ function isPriority(value: unknown): value is number {
 
 /** What a listing shows of a task: everything but its arguments, outcome and replay state. */
 function listedPart(record: TaskRecord): Partial<TaskRecord> {
-  const { args: _args, outcome: _outcome, steps: _steps, inputAnswers: _answers, ...listed } = record;
+  const { args: _args, outcome: _outcome, steps: _steps, inputAnswers: _answers, sleeps: _sleeps, ...listed } = record;
   return listed;
 }
 

@@ -61,9 +61,26 @@ export function taskNotFound(taskId: string): TaskError {
  */
 export class TaskPaused extends Error {
   override readonly name = 'TaskPaused';
-  constructor(readonly keys: readonly string[]) {
-    super(`The task is paused until ${keys.map((key) => `'${key}'`).join(', ')} is answered`);
+  constructor(
+    readonly keys: readonly string[],
+    /** What the task waits for without a worker when it is not an answer (a sleep), and until when. */
+    readonly wait?: DurableWait,
+  ) {
+    super(
+      wait
+        ? `The task is parked (${wait.reason}) until ${new Date(wait.until).toISOString()}`
+        : `The task is paused until ${keys.map((key) => `'${key}'`).join(', ')} is answered`,
+    );
   }
+}
+
+/**
+ * A wait a task spends parked, holding no worker, other than for an answer: `reason` names it
+ * as the `mcp_task_parked_tasks` gauge does, `until` is when it ends (ms since the epoch).
+ */
+export interface DurableWait {
+  readonly reason: 'sleep';
+  readonly until: number;
 }
 
 /**

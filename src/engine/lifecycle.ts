@@ -78,6 +78,27 @@ export type LifecycleEvent =
   | { readonly type: 'answered'; readonly task: TaskFacts; readonly keys: readonly string[] }
   /** The run stopped to wait for answers without holding its slot; it starts again when answered. */
   | { readonly type: 'paused'; readonly task: TaskFacts; readonly keys: readonly string[] }
+  /**
+   * The task waits durably, holding no worker slot (`reason`: `sleep`, a `ctx.sleep` that ends
+   * at `until`; `key` is the call's replay key). Told once per wait, by the runtime.
+   */
+  | {
+      readonly type: 'parked';
+      readonly task: TaskFacts;
+      readonly reason: 'sleep';
+      readonly key: string;
+      /** When the wait ends (ms since the epoch). */
+      readonly until: number;
+    }
+  /** A durable wait ended and the method goes on (`lateMs`: how long after `until` it did). */
+  | {
+      readonly type: 'woke';
+      readonly task: TaskFacts;
+      readonly reason: 'sleep';
+      readonly key: string;
+      readonly until: number;
+      readonly lateMs: number;
+    }
   | {
       readonly type: 'completed';
       readonly task: TaskFacts;
@@ -134,6 +155,15 @@ export type LifecycleType = LifecycleEvent['type'];
  * `version`, it resumes and waits for a worker with its tool's version.
  */
 export type WaitReason = 'principal_share' | 'version';
+
+/**
+ * Why a task is parked, holding no worker (the `reason` label of the `mcp_task_parked_tasks`
+ * gauge): `input`, it waits for answers to its questions; `sleep`, for the end of a `ctx.sleep`.
+ */
+export type ParkReason = 'input' | 'sleep';
+
+/** Every `ParkReason`, in the order the gauge lists them. */
+export const PARK_REASONS: readonly ParkReason[] = ['input', 'sleep'];
 
 /**
  * Receives every `LifecycleEvent` of the tasks this process creates or runs: the hook that logs,

@@ -138,6 +138,8 @@ export interface RuntimeStats {
   readonly queue?: Readonly<Record<string, number>>;
   /** Tasks that could start but wait, by `WaitReason` (`principal_share`, `version`). */
   readonly waiting?: Readonly<Record<string, number>>;
+  /** Tasks parked without a worker slot, by `ParkReason` (`input`, `sleep`). */
+  readonly parked?: Readonly<Record<string, number>>;
 }
 
 /** Progress a running task reports: the message becomes `statusMessage`, numbers `progress`. */
@@ -195,6 +197,15 @@ export interface ExecutionControl {
   ask(key: string, pending: PendingInput): Promise<InputAnswer>;
   /** Runs `run` once over the task's life; later runs of the method get its stored result. */
   step<T>(name: string, run: () => Promise<T>): Promise<T>;
+  /**
+   * Sleeps `durationMs` from the first call with this `key` (the wake time is stored in the
+   * record then: see `plannedWake`), holding no slot while it does: resolves at the wake time,
+   * at once for a replayed sleep that is over, or rejects with `TaskPaused` (a `sleep` wait)
+   * when the runtime parks the task and runs the method again at the wake time. Rejects with a
+   * `RangeError` for a sleep that would outlast the task's TTL, and with the abort reason on a
+   * cancel. Runtimes without it make the method wait in place.
+   */
+  sleep?(key: string, durationMs: number): Promise<void>;
 }
 
 /** Runs one task's work; provided by the tool layer so runtimes never see user code. */

@@ -83,6 +83,12 @@ export interface TaskRecord {
   /** Results of `ctx.step(name, fn)`, so work done before a pause is not repeated. */
   readonly steps?: Readonly<Record<string, unknown>>;
   /**
+   * The wake time (ms since the epoch) of each `ctx.sleep`, by key (`sleep`, `sleep-2`, ...),
+   * stored when the sleep is first called: a run replayed after the wake passes a sleep that is
+   * over at once, and one replayed early sleeps only the time left.
+   */
+  readonly sleeps?: Readonly<Record<string, number>>;
+  /**
    * Set for tasks created through the SEP-1686 shim: how long to keep the task once it ended
    * (its `keepAlive`). At that moment `ttlMs` shrinks to the time elapsed plus this, within the
    * cap it was created with. Its presence also marks the task as speaking that dialect.

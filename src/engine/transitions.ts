@@ -31,6 +31,8 @@ export interface TaskChange {
   readonly inputRequests?: Readonly<Record<string, PendingInput>>;
   readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
   readonly steps?: Readonly<Record<string, unknown>>;
+  /** Replaces the task's sleeps (see `TaskRecord.sleeps`). */
+  readonly sleeps?: Readonly<Record<string, number>>;
   readonly progress?: TaskProgressValue;
   /** Sets the task's `toolVersion` (a fresh task takes the version of the worker that runs it). */
   readonly toolVersion?: string;
@@ -66,6 +68,7 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(inputRequests && Object.keys(inputRequests).length > 0 && { inputRequests }),
     ...(change.inputAnswers && { inputAnswers: change.inputAnswers }),
     ...(change.steps && { steps: change.steps }),
+    ...(change.sleeps && { sleeps: change.sleeps }),
     ...(change.progress && { progress: change.progress }),
     ...(change.toolVersion !== undefined && { toolVersion: change.toolVersion }),
     ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),

@@ -62,6 +62,7 @@ export function chooseRuntime(
   logger: Logger,
   observer?: TaskObserver,
   clock?: () => number,
+  clockAdvances?: (listener: () => void) => () => void,
 ): TaskRuntime {
   if (choice.workers !== undefined && (!Number.isInteger(choice.workers) || choice.workers < 0)) {
     throw new RangeError(`workers must be a whole number of 0 or more, got ${choice.workers}`);
@@ -75,6 +76,7 @@ export function chooseRuntime(
       concurrency: choice.workers ?? DEFAULT_WORKER_CONCURRENCY,
       ...(observer && { observer }),
       ...(clock && { clock }),
+      ...(clockAdvances && { clockAdvances }),
     });
   }
   const setup = redisSetup(choice.redis);

@@ -92,6 +92,11 @@ export interface TaskServerOptions extends RuntimeChoice {
    * TTL without waiting; the BullMQ runtime expires records by Redis time and ignores it.
    */
   readonly clock?: () => number;
+  /**
+   * Tells of moves of `clock` that skip time (a test clock), so that sleeps on the in-process
+   * runtime due by then wake at once. Returns how to stop listening.
+   */
+  readonly clockAdvances?: (listener: () => void) => () => void;
   /** Tasks per `tasks/list` page (default 50). */
   readonly listPageSize?: number;
   /**
@@ -322,7 +327,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const runtime =
     typeof options.runtime === 'function'
       ? options.runtime(registry)
-      : (options.runtime ?? chooseRuntime(options, registry, logger, observer, options.clock));
+      : (options.runtime ?? chooseRuntime(options, registry, logger, observer, options.clock, options.clockAdvances));
   const engine = new TaskEngine({
     runtime,
     ...(options.clock && { clock: options.clock }),

@@ -186,6 +186,23 @@ function describe(event: LifecycleEvent): {
       return { level: 'info', message: 'task answered', data: { keys: event.keys } };
     case 'paused':
       return { level: 'info', message: 'task paused for input', data: { keys: event.keys } };
+    case 'parked':
+      return {
+        level: 'info',
+        message: `task parked (${event.reason}) until ${new Date(event.until).toISOString()}`,
+        data: { reason: event.reason, key: event.key, until: new Date(event.until).toISOString() },
+      };
+    case 'woke':
+      return {
+        level: 'info',
+        message: `task woke (${event.reason})`,
+        data: {
+          reason: event.reason,
+          key: event.key,
+          until: new Date(event.until).toISOString(),
+          lateMs: event.lateMs,
+        },
+      };
     case 'completed':
       return { level: 'info', message: 'task completed', data: { durationMs: event.durationMs, runMs: event.runMs } };
     case 'failed':

@@ -121,7 +121,7 @@ export class TaskMetrics implements TaskObserver {
 
     const stats = sources.stats;
     if (stats) {
-      // One runtime read serves both gauges of a scrape.
+      // One runtime read serves every gauge of a scrape.
       let pending: Promise<RuntimeStats | undefined> | undefined;
       const read = () => {
         pending ??= stats()
@@ -147,6 +147,16 @@ export class TaskMetrics implements TaskObserver {
         async collect() {
           this.reset();
           for (const [state, count] of Object.entries((await read())?.queue ?? {})) this.set({ state }, count);
+        },
+      });
+      new Gauge({
+        name: 'mcp_task_parked_tasks',
+        help: 'Tasks parked without a worker slot right now, by reason (input: waiting for answers; sleep: in a ctx.sleep).',
+        labelNames: ['reason'],
+        registers,
+        async collect() {
+          this.reset();
+          for (const [reason, count] of Object.entries((await read())?.parked ?? {})) this.set({ reason }, count);
         },
       });
       new Gauge({

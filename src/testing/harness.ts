@@ -59,7 +59,10 @@ export interface TestHarness<Client = TaskClient> {
   /** The task client underneath, for calls by tool name. */
   readonly tasks: TaskClient;
   readonly server: TaskServer;
-  /** Moves task time (TTL, expiry) on the in-process runtime. */
+  /**
+   * Moves task time on the in-process runtime: TTLs, expiry, and `ctx.sleep` (advancing past a
+   * sleep's end wakes it at once). The BullMQ runtime runs by real time and refuses to move.
+   */
   readonly clock: TestClock;
   readonly dialect: '2025-11-25' | '2026-07-28';
   readonly runtime: 'memory' | 'bullmq';
@@ -122,7 +125,7 @@ export async function createTestHarness<Client = TaskClient>(
     ...(runtime === 'bullmq'
       ? // A prefix of its own: tests sharing a Redis never see each other's keys.
         { redis: { connection: redisUrl as string, prefix }, workers: 4 }
-      : { clock: clock.now }),
+      : { clock: clock.now, clockAdvances: clock.onAdvance }),
   });
   const answers = options.answers;
   let tasks: TaskClient;
@@ -151,7 +154,9 @@ export async function createTestHarness<Client = TaskClient>(
     clock: {
       now: clock.now,
       advance(ms) {
-        if (runtime === 'bullmq') throw new Error('clock.advance: the BullMQ runtime expires tasks by Redis time');
+        if (runtime === 'bullmq') {
+          throw new Error('clock.advance: the BullMQ runtime expires tasks and wakes sleeps by Redis time');
+        }
         clock.advance(ms);
       },
     },

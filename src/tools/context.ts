@@ -1,3 +1,5 @@
+import type { Duration } from './duration.js';
+
 /**
  * What a running `@Task` (or `@Tool`) method sees of the framework: its task id, an abort
  * signal, progress, a logger, the questions it may ask and replayable steps. Declare it as the
@@ -68,6 +70,38 @@ export interface TaskContext<Questions extends object = QuestionMap> {
    * again after a pause, the stored result is returned instead of running it again.
    */
   step<T>(name: string, run: () => Promise<T> | T): Promise<T>;
+  /**
+   * Waits `duration` (milliseconds, or `'90s'`, `'15m'`, `'2h'`, `'250ms'`, `'1d'`), holding
+   * no worker slot: the task stays `working` with the message `sleeping until <ISO time>`. On
+   * BullMQ a sleep longer than the input grace (2 s by default) parks the task as a delayed job,
+   * which survives restarts of every process, and the method runs again from the top at the
+   * wake time: steps, answers and earlier sleeps are replayed, not redone, so code before the
+   * sleep should be deterministic or wrapped in `step`. The wake time is kept from the first
+   * call: a replayed sleep that is over resolves at once. A sleep that parks unwinds the run
+   * with `TaskPaused`: code that catches errors around it must rethrow what `isTaskPaused` accepts.
+   *
+   * Rejects with a `RangeError` naming the value for a negative or unparseable duration (or one
+   * over a year), and naming both times for a sleep that would outlast the task's TTL. A cancel
+   * ends it at once. Without a task (a plain `tools/call`) it waits in place.
+   *
+   * @example
+   * ```ts
+   * await ctx.step('start', () => api.start(job));
+   * await ctx.sleep('15m'); // the worker is free meanwhile
+   * const status = await ctx.step('poll', () => api.status(job));
+   * ```
+   */
+  sleep(duration: Duration, options?: SleepOptions): Promise<void>;
+}
+
+/** Per-call options of `ctx.sleep`. */
+export interface SleepOptions {
+  /**
+   * Names the sleep's replay key (default `sleep`; repeats get `sleep-2`, `sleep-3`, ...). Only
+   * the order of calls per name matters on replay, so naming sleeps keeps them apart when a
+   * branch adds or skips one.
+   */
+  readonly name?: string;
 }
 
 /** The default question map: any question, loosely typed answers. */

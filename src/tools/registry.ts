@@ -34,6 +34,7 @@ import {
   type TaskManifest,
   type TaskToolDefinition,
 } from './definition.js';
+import { parseDuration } from './duration.js';
 import { ManifestError, NonRetryableError } from './errors.js';
 import { errorResult, toCallToolResult } from './result.js';
 import { toolVersionOf, toolVersionProblem } from './version.js';
@@ -99,6 +100,8 @@ interface RunControl {
   progress(update: string | TaskProgress): void;
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  /** How this run sleeps durably (see `ExecutionControl.sleep`); without it a sleep waits in place. */
+  readonly sleep?: (key: string, durationMs: number) => Promise<void>;
   readonly onLog?: LogListener;
   /** Hears what a failing method threw, and a result that does not match its declared type. */
   readonly onThrown?: (error: unknown) => void;
@@ -239,6 +242,20 @@ export class ToolRegistry implements TaskExecutor {
                   limit.throwIfAbandoned();
                   return inSpan(`task step ${name}`, {}, () => control.step(name, work));
                 },
+                ...(control.sleep && {
+                  sleep: async (key: string, durationMs: number) => {
+                    limit.throwIfAbandoned();
+                    // A sleep is a wait, not work: it does not count against the attempt's timeout.
+                    limit.pause();
+                    try {
+                      await inSpan(`task sleep ${key}`, { attributes: { 'mcp.task.sleep.key': key } }, () =>
+                        (control.sleep as NonNullable<ExecutionControl['sleep']>)(key, durationMs),
+                      );
+                    } finally {
+                      limit.resume();
+                    }
+                  },
+                }),
                 onThrown: (error) => {
                   thrown = error;
                 },
@@ -250,7 +267,8 @@ export class ToolRegistry implements TaskExecutor {
               });
           outcome = await limit.race(running);
         } catch (error) {
-          if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
+          // A durable wait (a sleep) is told by the runtime that parks it, as `parked`.
+          if (isTaskPaused(error) && !error.wait) this.observer.observe({ type: 'paused', task, keys: error.keys });
           throw error;
         } finally {
           limit.dispose();
@@ -368,6 +386,7 @@ export class ToolRegistry implements TaskExecutor {
       log: control.onLog ? teeLogger(log, control.onLog, tool.name) : log,
       input: questionAsker(tool, control),
       step: (name, work) => (control.step ? control.step(name, async () => work()) : Promise.resolve(work())),
+      sleep: sleeper(control),
     };
     try {
       const value = await tool.invoke(instance, args, ctx);
@@ -637,6 +656,50 @@ function questionAsker(tool: TaskToolDefinition, control: RunControl): TaskConte
       throw new Error(`The answer to '${key}' does not fit its question: ${describeIssues(parsed.error.issues)}`);
     return { action: 'accept', content: parsed.data as Record<string, unknown> };
   };
+}
+
+/**
+ * `ctx.sleep` for one run. Keys come from the sleep's name (`sleep` unless named) and how often
+ * this run slept under it (`sleep`, `sleep-2`, ...), as for questions, so a replayed run meets
+ * the same keys in the same order and finds their wake times. The duration is checked before
+ * anything else, on every run alike.
+ */
+function sleeper(control: RunControl): TaskContext['sleep'] {
+  const slept = new Map<string, number>();
+  return async (duration, options) => {
+    const durationMs = parseDuration(duration);
+    const name = options?.name ?? 'sleep';
+    if (typeof name !== 'string' || name === '' || name.length > 100) {
+      throw new RangeError(`ctx.sleep: a sleep's name is 1 to 100 characters, got ${JSON.stringify(name)}`);
+    }
+    const count = (slept.get(name) ?? 0) + 1;
+    slept.set(name, count);
+    const key = count === 1 ? name : `${name}-${count}`;
+    control.signal.throwIfAborted();
+    if (control.sleep) return control.sleep(key, durationMs);
+    if (durationMs > 0) await abortableDelay(durationMs, control.signal);
+  };
+}
+
+/** Resolves after `ms` (in steps past setTimeout's limit), or rejects with the signal's reason once it aborts. */
+async function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  const until = Date.now() + ms;
+  for (let left = ms; left > 0; left = until - Date.now()) {
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      const timer = setTimeout(
+        () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.min(left, 2_147_483_647),
+      );
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
 }
 
 /** `path.to.field: message; ...`, naming `whole` when an issue is about the value itself. */

@@ -91,6 +91,21 @@ export class ScriptedExecutor implements TaskExecutor {
         const second = await control.ask('second', question('second', 'Second?'));
         return ok(`${String(first.content?.value)}>${String(second.content?.value)}`);
       }
+      case 'sleep': {
+        // A side effect, a sleep, and a second sleep already over by its replay: the effect
+        // and the sleeps happen once however often the method runs.
+        const { ms = 400 } = record.args as { ms?: number };
+        const stamped = await control.step('stamp', async () => this.sideEffect(record.taskId));
+        if (!control.sleep) throw new Error('this runtime has no sleep');
+        try {
+          await control.sleep('sleep', ms);
+        } catch (error) {
+          if (error instanceof RangeError) return ok(`refused: ${error.message}`);
+          throw error;
+        }
+        this.woke.set(record.taskId, (this.woke.get(record.taskId) ?? 0) + 1);
+        return ok(`${stamped}:slept`);
+      }
       default:
         throw new Error(`unknown script ${script}`);
     }
@@ -109,6 +124,9 @@ export class ScriptedExecutor implements TaskExecutor {
       this.release(taskId);
     }
   }
+
+  /** Runs of `sleep` that got past the sleep, per task. */
+  readonly woke = new Map<string, number>();
 
   /** Side effects run, per task: the contract asks for exactly one each. */
   readonly sideEffects = new Map<string, number>();
@@ -263,6 +281,79 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         const quick = await engine.create(ALICE, { tool: 'quick', args: {} });
         expect((await engine.waitForTerminal(ALICE, quick.taskId)).status).toBe('completed');
         methods.release(created.taskId, 1);
+      });
+    });
+
+    describe('sleeps', () => {
+      it('sleeps working with "sleeping until <ISO time>", then completes; the step before ran once', async () => {
+        const engine = await setUp();
+        const created = await engine.create(ALICE, { tool: 't', args: { script: 'sleep', ms: 500 } });
+        const asleep = await engine.waitFor(
+          ALICE,
+          created.taskId,
+          (r) => r.statusMessage?.startsWith('sleeping') ?? false,
+        );
+        expect(asleep.status).toBe('working');
+        const until = asleep.sleeps?.sleep as number;
+        expect(asleep.statusMessage).toBe(`sleeping until ${new Date(until).toISOString()}`);
+        expect(until).toBeGreaterThanOrEqual(created.createdAt + 500);
+        const done = await engine.waitForTerminal(ALICE, created.taskId);
+        expect(done.status).toBe('completed');
+        expect(done.outcome).toMatchObject({ result: { content: [{ type: 'text', text: 'effect-1:slept' }] } });
+        expect(done.lastUpdatedAt).toBeGreaterThanOrEqual(until);
+        // Steps are replayed, not redone; the sleep ended once; the wake time is kept.
+        expect(executor.sideEffects.get(created.taskId)).toBe(1);
+        expect(executor.woke.get(created.taskId)).toBe(1);
+        expect(done.sleeps).toEqual({ sleep: until });
+      });
+
+      it('holds no slot while it sleeps: another task runs meanwhile', async () => {
+        const engine = await setUp(1);
+        const sleeper = await engine.create(ALICE, { tool: 't', args: { script: 'sleep', ms: 1500 } });
+        await engine.waitFor(ALICE, sleeper.taskId, (r) => r.statusMessage?.startsWith('sleeping') ?? false);
+        const quick = await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
+        expect((await engine.waitForTerminal(BOB, quick.taskId)).status).toBe('completed');
+        // The quick task ended while the sleeper still slept.
+        expect((await engine.get(ALICE, sleeper.taskId)).status).toBe('working');
+        expect((await engine.waitForTerminal(ALICE, sleeper.taskId)).status).toBe('completed');
+      });
+
+      it('cancels a sleeping task at once: it never runs again, and the other principal cannot', async () => {
+        const engine = await setUp();
+        const created = await engine.create(ALICE, { tool: 't', args: { script: 'sleep', ms: 600 } });
+        await engine.waitFor(ALICE, created.taskId, (r) => r.statusMessage?.startsWith('sleeping') ?? false);
+        await expect(engine.cancel(BOB, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+        await expect(engine.get(BOB, created.taskId)).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+        const runs = executor.started.filter((id) => id === created.taskId).length;
+        // Counted as parked for a sleep while it sleeps (a short wait: BullMQ counts after the move).
+        await waitUntilAsync(async () => (await current?.runtime.stats?.())?.parked?.sleep === 1);
+        const cancelled = await engine.cancel(ALICE, created.taskId);
+        expect(cancelled.status).toBe('cancelled');
+        expect((await current?.runtime.stats?.())?.parked?.sleep).toBe(0);
+        // Past the wake time: nothing ran, nothing changed.
+        await sleep(1000);
+        expect((await engine.get(ALICE, created.taskId)).status).toBe('cancelled');
+        expect(executor.started.filter((id) => id === created.taskId).length).toBe(runs);
+        expect(executor.woke.get(created.taskId)).toBeUndefined();
+      });
+
+      it("refuses a sleep past the task's TTL at the call, naming the sleep's end and the expiry", async () => {
+        const engine = await setUp();
+        const created = await engine.create(ALICE, {
+          tool: 't',
+          args: { script: 'sleep', ms: 120_000 },
+          requestedTtlMs: 60_000,
+        });
+        const done = await engine.waitForTerminal(ALICE, created.taskId);
+        const text =
+          (done.outcome as unknown as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '';
+        const expiry = new Date(created.createdAt + 60_000).toISOString();
+        expect(text).toMatch(
+          /^refused: ctx\.sleep\('sleep'\) of 2 min would end at \d{4}-.*Z, after the task expires at /,
+        );
+        expect(text).toContain(expiry);
+        expect(text).toContain('TTL is 60 s');
+        expect(done.sleeps).toBeUndefined();
       });
     });
 
@@ -904,6 +995,15 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
+
+/** `waitUntil` for a condition that must be read asynchronously. */
+async function waitUntilAsync(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
 }
 
 export async function waitUntil(condition: () => boolean, timeoutMs = 5000): Promise<void> {

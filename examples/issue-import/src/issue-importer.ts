@@ -11,6 +11,13 @@ export interface ImportRequest {
    * @default 3
    */
   askAbovePages?: Integer;
+  /**
+   * Milliseconds to wait between two pages, for trackers with a strict rate limit. The task
+   * sleeps with `ctx.sleep`, holding no worker meanwhile.
+   * @minimum 0
+   * @maximum 3600000
+   */
+  pauseBetweenPagesMs?: Integer;
 }
 
 export interface ImportApproval {
@@ -66,6 +73,9 @@ export class IssueImporter {
     const pages = [first];
     ctx.progress({ message: `page 1 of ${lastPage}`, progress: 1, total: lastPage });
     for (let page = 2; page <= lastPage; page++) {
+      // A cool-down before each further page: on Redis the worker is free meanwhile, and the
+      // method runs again from the top at the wake time, finding the pages already fetched.
+      if (request.pauseBetweenPagesMs) await ctx.sleep(request.pauseBetweenPagesMs, { name: `pause-${page}` });
       pages.push(await ctx.step(`page-${page}`, () => this.fetchPage(request.project, page, ctx.signal)));
       ctx.progress({ message: `page ${page} of ${lastPage}`, progress: page, total: lastPage });
     }

@@ -8,6 +8,7 @@
  */
 import type { JobsOptions, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
+import type { ParkReason } from '../../engine/lifecycle.js';
 import type { TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import type { RedisClient } from './connection.js';
@@ -30,6 +31,20 @@ export interface TaskJobData {
    * it does: the wait fails the task once `versionWaitMs` has passed since.
    */
   readonly versionWaitSince?: number;
+  /**
+   * Set while the job is parked (delayed, holding no slot): why, until when, and for a sleep its
+   * replay key. The run that takes the job next ends the park (the `woke` event, the gauge).
+   */
+  readonly parked?: ParkedJob;
+}
+
+/** Why and until when a job is parked (see `TaskJobData.parked`). */
+export interface ParkedJob {
+  readonly reason: ParkReason;
+  /** When the park ends, ms since the epoch (for `input`: the task's expiry, the latest it waits). */
+  readonly until: number;
+  /** The sleep's replay key (`sleep`, `sleep-2`, ...), for `sleep`. */
+  readonly key?: string;
 }
 
 /**

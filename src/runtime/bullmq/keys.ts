@@ -83,6 +83,12 @@ export interface RuntimeNames {
    * lives in one cluster slot, and callers spread over the cluster.
    */
   slotLeases(cap: string, holder: string): string;
+  /**
+   * Sorted set of the task ids parked for `reason` (`input`, `sleep`), scored by when the park
+   * ends, across every shard (hash tag `{tasks.parked}`): the `mcp_task_parked_tasks` gauge
+   * counts it (see parked-tasks.ts).
+   */
+  parked(reason: string): string;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -127,6 +133,7 @@ export function runtimeNames(
       const tag = createHash('sha256').update(holder).digest('base64url').slice(0, 22);
       return `${prefix}::{${queue}.slots.${tag}}:${cap}`;
     },
+    parked: (reason) => `${prefix}::{${queue}.parked}:${reason}`,
   };
 }
 

@@ -15,6 +15,7 @@ import type {
   TaskListener,
   TaskRuntime,
 } from '../../engine/runtime.js';
+import { isAsleep } from '../../engine/sleeps.js';
 import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger } from '../../observe/log.js';
@@ -30,6 +31,7 @@ import {
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
+import { countParked, noteUnparked } from './parked-tasks.js';
 import { countShareWaiters } from './principal-shares.js';
 import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
 import { RedisSlotLedger } from './slot-ledger.js';
@@ -255,7 +257,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
       );
       if (result?.changed) {
         try {
-          await this.queueOf(taskId).removeUnlessRunning(taskId);
+          // A parked (sleeping) job goes with it: it never runs the method again.
+          await Promise.all([
+            this.queueOf(taskId).removeUnlessRunning(taskId),
+            noteUnparked(this.client, this.names, taskId),
+          ]);
         } catch (error) {
           // Not needed for correctness: a worker that takes the job finds the record cancelled.
           this.logger.warn('Could not remove the job of a cancelled task', { taskId, error: String(error) });
@@ -289,7 +295,14 @@ export class BullmqTaskRuntime implements TaskRuntime {
       // failed after an earlier call stored the last one, the client's retry must still wake it
       // (resume is idempotent). A task that never asked is not woken: its delay is a retry's.
       const answered = result && Object.keys(result.record.inputAnswers ?? {}).length > 0;
-      if (result && answered && result.record.status === 'working' && !hasOutstandingInput(result.record)) {
+      // A task asleep stays asleep: its job wakes at the sleep's end.
+      if (
+        result &&
+        answered &&
+        result.record.status === 'working' &&
+        !hasOutstandingInput(result.record) &&
+        !isAsleep(result.record, Date.now())
+      ) {
         await this.queueOf(taskId).resume(taskId);
       }
       return result?.record;
@@ -326,7 +339,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
 
   /**
    * The queues' own counts (three cheap Redis calls per shard), summed: waiting and active jobs
-   * are `working` tasks; delayed jobs are tasks parked for answers or waiting for a retry.
+   * are `working` tasks; delayed jobs are tasks parked for answers or a sleep, or waiting for a
+   * retry. Parked tasks by reason are one ZCOUNT each (see parked-tasks.ts).
    */
   async stats(): Promise<RuntimeStats> {
     const perShard = await this.guard('count jobs', () => Promise.all(this.queues.map((queue) => queue.counts())));
@@ -342,7 +356,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
     const version = await this.guard('count version waiters', () =>
       countVersionWaiters(this.client, this.names, Date.now()),
     );
-    return { queue, waiting: { principal_share: principalShare, version } };
+    const parked = await this.guard('count parked tasks', () => countParked(this.client, this.names, Date.now()));
+    return { queue, waiting: { principal_share: principalShare, version }, parked };
   }
 
   close(): Promise<void> {

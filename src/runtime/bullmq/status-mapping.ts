@@ -7,6 +7,7 @@
  * | waiting                        | working, `queued`                       |
  * | delayed by retry back-off      | working, `retrying in 4s (attempt 2 of 3)` |
  * | delayed before a method retry  | working, `attempt 2 of 5 in 4 s: ECONNRESET` |
+ * | delayed for a `ctx.sleep`      | working, `sleeping until 2026-12-01T13:05:00.000Z` |
  * | active                         | working, the method's latest progress   |
  * | completed                      | the method's outcome                    |
  * | failed after the last attempt  | failed, the error (or "worker lost")    |
@@ -15,6 +16,7 @@
 
 import { isRetryMessage } from '../../engine/attempts.js';
 import { isQueuedNote } from '../../engine/fair-share.js';
+import { isSleepNote } from '../../engine/sleeps.js';
 import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
 import { isVersionWaitNote } from '../../engine/version-pin.js';
@@ -56,6 +58,7 @@ export function isRuntimeNote(message: string | undefined): boolean {
   return (
     isQueuedNote(message) ||
     isVersionWaitNote(message) ||
+    isSleepNote(message) ||
     message === REQUEUED_AFTER_STALL_MESSAGE ||
     message === REQUEUED_AFTER_SHUTDOWN_MESSAGE ||
     (message?.startsWith('retrying ') ?? false) ||

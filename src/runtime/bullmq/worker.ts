@@ -12,13 +12,21 @@
  *   it is alive by definition, so that failure always reaches the record.
  */
 import type { Job, Worker } from 'bullmq';
-import { type AttemptFailed, isAttemptFailed, TaskPaused } from '../../engine/errors.js';
+import { type AttemptFailed, type DurableWait, isAttemptFailed, TaskPaused } from '../../engine/errors.js';
 import { shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
-import { PROCESS_NAME } from '../../engine/lifecycle.js';
+import { factsOf, PROCESS_NAME } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type { ExecutionControl, TaskExecutor } from '../../engine/runtime.js';
-import { expiresAt, type InputAnswer, isTerminal, type PendingInput, type TaskOutcome } from '../../engine/task.js';
+import { plannedWake, sleepChange, wokeChange } from '../../engine/sleeps.js';
+import {
+  expiresAt,
+  type InputAnswer,
+  isTerminal,
+  type PendingInput,
+  type TaskOutcome,
+  type TaskStatus,
+} from '../../engine/task.js';
 import { outcomeChange } from '../../engine/transitions.js';
 import {
   checkVersionWaitMs,
@@ -31,9 +39,10 @@ import type { Logger } from '../../observe/logger.js';
 import { limitRepeats } from '../../observe/repeat-limiter.js';
 import { closeClient, createRedisClient, type RedisClient, type RedisConnection, withDeadline } from './connection.js';
 import { RedisChannelSubscription } from './events.js';
-import { type JobShare, type TaskJobData, withoutStart } from './jobs.js';
+import { type JobShare, type ParkedJob, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
+import { noteParked, noteUnparked } from './parked-tasks.js';
 import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RedisTaskStore, type StoredRecord } from './record-store.js';
@@ -120,8 +129,10 @@ interface RunningTask {
   known?: StoredRecord;
   /** Aborted because this worker shuts down (the job goes back to the queue), not by a cancel. */
   shuttingDown: boolean;
-  /** A question went unanswered past the grace period: the run must end in a park. */
+  /** A question went unanswered past the grace period (or a sleep is long): the run must end in a park. */
   paused: boolean;
+  /** What the park waits for when it is not an answer: a sleep, until when, and its key. */
+  wait?: DurableWait & { readonly key: string };
 }
 
 /** How long a run shows the runtime's note (`queued`, ...) before it is cleared for progress. */
@@ -363,6 +374,8 @@ export class TaskWorker {
       let startedNote: NodeJS.Timeout | undefined;
       try {
         const started = (mustRead ? undefined : startSnapshot(job, this.clock())) ?? (await this.store.read(taskId));
+        // A park ends when its job runs again, whatever the run finds.
+        if (job.data.parked) await this.endPark(job, job.data.parked, started?.record);
         if (!started || isTerminal(started.record.status)) return;
         // Aborted before the method started: a cancel heard early ends here, a shutdown hands back.
         if (controller.signal.aborted) return this.afterAbort(job, token, run);
@@ -396,7 +409,8 @@ export class TaskWorker {
           job.attemptsMade > 0 ||
           (job.stalledCounter ?? 0) > 0 ||
           Object.keys(record.inputAnswers ?? {}).length > 0 ||
-          Object.keys(record.steps ?? {}).length > 0;
+          Object.keys(record.steps ?? {}).length > 0 ||
+          Object.keys(record.sleeps ?? {}).length > 0;
         const mine = this.versions.get(job.data.tool);
         if (mine !== undefined) {
           // Pinned once the method has run. Answers given on the call itself (upfront questions)
@@ -432,6 +446,7 @@ export class TaskWorker {
           report: (update) => progress.report(update),
           ask: (key, pending) => this.ask(taskId, key, pending, run),
           step: (name, work) => this.step(taskId, name, work),
+          sleep: (key, durationMs) => this.sleep(job, key, durationMs, run),
         };
         try {
           outcome = await this.executor.execute(started.record, control);
@@ -451,7 +466,7 @@ export class TaskWorker {
         if (!outcome) return;
         // A paused run ends in a park even if the method caught the pause and returned anyway:
         // whatever it returned was computed without the answer.
-        if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
+        if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record, run.wait);
         // A cancelled task is terminal already: the state machine drops this late outcome.
         // Written against the newest version this run knows: with no other writer, no read.
         await this.store.update(taskId, outcomeChange(outcome), undefined, run.known);
@@ -532,6 +547,72 @@ export class TaskWorker {
     });
   }
 
+  /**
+   * A sleep: its wake time from the record when an earlier run stored it, else stored now. One
+   * that is over returns at once; one that ends within `inputGraceMs` is waited out in place
+   * (the slot is held: parking and waking would cost more than the wait); a longer one pauses
+   * the run, which then parks its job until the wake time (see `park`).
+   */
+  private async sleep(job: Job<TaskJobData, void>, key: string, durationMs: number, run: RunningTask): Promise<void> {
+    const taskId = job.id as string;
+    const signal = run.controller.signal;
+    const current = await this.store.read(taskId);
+    if (!current || isTerminal(current.record.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+    signal.throwIfAborted();
+    const until = plannedWake(current.record, key, durationMs, this.clock());
+    if (until <= this.clock()) return;
+    const written = await this.store.update(taskId, (record) => sleepChange(record, key, until), undefined, current);
+    if (!written || isTerminal(written.record.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+    if (Number(written.version) > Number(run.known?.version ?? 0)) run.known = written;
+    const left = until - this.clock();
+    if (left > this.inputGraceMs) {
+      signal.throwIfAborted();
+      run.paused = true;
+      run.wait = { reason: 'sleep', until, key };
+      throw new TaskPaused([key], { reason: 'sleep', until });
+    }
+    const task = factsOf(written.record, taskId);
+    this.executor.observe?.({ type: 'parked', task, reason: 'sleep', key, until });
+    await abortableDelay(left, signal);
+    this.executor.observe?.({
+      type: 'woke',
+      task,
+      reason: 'sleep',
+      key,
+      until,
+      lateMs: Math.max(0, this.clock() - until),
+    });
+    const woke = await this.store.update(taskId, (record) => wokeChange(record, until), undefined, run.known);
+    if (woke && Number(woke.version) > Number(run.known?.version ?? 0)) run.known = woke;
+  }
+
+  /**
+   * The job of a parked task runs again: it is parked no more (out of the gauge's set, the
+   * park off its data), and a sleep that is over says it woke. A job woken early (a stray
+   * promote) just parks again when its run meets the sleep.
+   */
+  private async endPark(
+    job: Job<TaskJobData, void>,
+    parked: ParkedJob,
+    record: (TaskRecordLike & { readonly status: TaskStatus }) | undefined,
+  ): Promise<void> {
+    const taskId = job.id as string;
+    const { parked: _ended, ...rest } = job.data;
+    await Promise.all([job.updateData(rest), noteUnparked(this.client, this.names, taskId, parked.reason)]);
+    const now = this.clock();
+    if (parked.reason !== 'sleep' || parked.key === undefined || now < parked.until) return;
+    // A task that ended meanwhile (a cancel that could not remove the job) does not wake.
+    if (!record || isTerminal(record.status)) return;
+    this.executor.observe?.({
+      type: 'woke',
+      task: { taskId, tool: job.data.tool, principal: record.owner, jobId: taskId },
+      reason: 'sleep',
+      key: parked.key,
+      until: parked.until,
+      lateMs: now - parked.until,
+    });
+  }
+
   private async step<T>(taskId: string, name: string, work: () => Promise<T>): Promise<T> {
     const record = await this.store.get(taskId);
     if (record?.steps && name in record.steps) return record.steps[name] as T;
@@ -541,19 +622,44 @@ export class TaskWorker {
   }
 
   /**
-   * Parks the job until its questions are answered: it leaves the active set (freeing the
-   * slot) for the delayed set, without using an attempt (docs/design/bullmq.md §1). An answer that
-   * landed while the job was still active could not promote it, so look once more after
-   * parking. The delay is the task's remaining lifetime: a job that wakes without its record
-   * is skipped.
+   * Parks the job until its questions are answered, or until `wait.until` (a sleep's wake
+   * time): it leaves the active set (freeing the slot) for the delayed set, without using an
+   * attempt (docs/design/bullmq.md §1), and any worker runs it again from the top when it is
+   * due. An answer that landed while the job was still active could not promote it, so look
+   * once more after parking; likewise a cancel that came while the job was active could not
+   * remove it, so a task found ended loses its job now. Without `wait` the delay is the task's
+   * remaining lifetime: a job that wakes without its record is skipped.
    */
-  private async park(job: Job<TaskJobData, void>, token: string | undefined, record: TaskRecordLike): Promise<void> {
-    const until = Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
-    // The next run must read the record (answers, steps), not start from the snapshot.
-    await this.dropStartSnapshot(job);
+  private async park(
+    job: Job<TaskJobData, void>,
+    token: string | undefined,
+    record: TaskRecordLike,
+    wait?: DurableWait & { readonly key: string },
+  ): Promise<void> {
+    const taskId = record.taskId;
+    const until = wait?.until ?? Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
+    const parked: ParkedJob = { reason: wait?.reason ?? 'input', until, ...(wait && { key: wait.key }) };
+    // The next run must read the record (answers, steps, sleeps), not start from the snapshot.
+    await job.updateData({ ...withoutStart(job.data), parked });
     await job.moveToDelayed(until, token);
-    const fresh = await this.store.get(record.taskId);
-    if (fresh && !isTerminal(fresh.status) && !hasOutstandingInput(fresh)) {
+    await noteParked(this.client, this.names, parked.reason, taskId, until, this.clock());
+    const fresh = await this.store.get(taskId);
+    if (!fresh || isTerminal(fresh.status)) {
+      await Promise.all([
+        job.remove().catch(() => {
+          // Taken by a worker already, which finds the task ended and skips it.
+        }),
+        noteUnparked(this.client, this.names, taskId, parked.reason),
+      ]);
+    } else if (wait) {
+      this.executor.observe?.({
+        type: 'parked',
+        task: factsOf(fresh, taskId),
+        reason: wait.reason,
+        key: wait.key,
+        until,
+      });
+    } else if (!hasOutstandingInput(fresh)) {
       await job.promote().catch(() => {
         // Already promoted by the process that delivered the answer.
       });
@@ -812,7 +918,26 @@ export function divideConcurrency(total: number, parts: number): number[] {
   );
 }
 
-type TaskRecordLike = Parameters<typeof expiresAt>[0] & { readonly taskId: string };
+type TaskRecordLike = Parameters<typeof expiresAt>[0] & {
+  readonly taskId: string;
+  readonly tool: string;
+  readonly owner: string | null;
+};
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts (ms is at most a grace). */
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

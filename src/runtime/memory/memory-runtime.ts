@@ -21,6 +21,7 @@ import type {
   TaskRuntime,
 } from '../../engine/runtime.js';
 import { progressReportChange } from '../../engine/runtime.js';
+import { plannedWake, sleepChange, wokeChange } from '../../engine/sleeps.js';
 import {
   expiresAt,
   type InputAnswer,
@@ -42,9 +43,24 @@ export interface MemoryRuntimeOptions {
    */
   readonly concurrency?: number;
   readonly clock?: () => number;
-  /** Told when a task expires. */
+  /**
+   * Tells of moves of `clock` that skip time (a test clock's `advance`): sleeps due by the new
+   * time wake at once rather than at their timer. Returns how to stop listening.
+   */
+  readonly clockAdvances?: (listener: () => void) => () => void;
+  /** Told when a task expires, sleeps and wakes. */
   readonly observer?: TaskObserver;
 }
+
+/** A run waiting out a `ctx.sleep` in place, its slot left to the queue. */
+interface Sleeper {
+  readonly until: number;
+  timer: NodeJS.Timeout | undefined;
+  readonly wake: () => void;
+}
+
+/** setTimeout's longest delay; longer sleeps wait in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 interface Running {
   readonly controller: AbortController;
@@ -94,6 +110,9 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private readonly attempts = new Map<string, number>();
   /** Back-offs before a task's next attempt: a timer each, no slot held. */
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
+  /** Running tasks waiting out a sleep, and so leaving their slot to the queue. */
+  private readonly sleeping = new Map<string, Sleeper>();
+  private readonly stopClockListener: (() => void) | undefined;
   private closed = false;
 
   constructor(options: MemoryRuntimeOptions) {
@@ -101,6 +120,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.observer = options.observer ?? noObserver;
     this.concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
     this.clock = options.clock ?? Date.now;
+    this.stopClockListener = options.clockAdvances?.(() => this.checkSleepers());
   }
 
   async create(given: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
@@ -184,7 +204,11 @@ export class MemoryTaskRuntime implements TaskRuntime {
       else if (record.status === 'input_required') tasks.input_required++;
     }
     // One process runs one version of each tool, so no task here ever waits for another.
-    return { tasks, waiting: { principal_share: this.heldForShare.size, version: 0 } };
+    return {
+      tasks,
+      waiting: { principal_share: this.heldForShare.size, version: 0 },
+      parked: { input: this.asking.size, sleep: this.sleeping.size },
+    };
   }
 
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
@@ -252,6 +276,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     for (const timer of this.retryTimers.values()) clearTimeout(timer);
     this.retryTimers.clear();
     await this.slots.close();
+    this.stopClockListener?.();
   }
 
   /**
@@ -265,8 +290,15 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.queue.splice(index, 0, record.taskId);
   }
 
+  /** Runs holding a slot: not waiting for an answer or a sleep's end. */
   private active(): number {
-    return this.running.size - this.asking.size;
+    let waiting = 0;
+    for (const taskId of this.running.keys()) if (this.isWaiting(taskId)) waiting++;
+    return this.running.size - waiting;
+  }
+
+  private isWaiting(taskId: string): boolean {
+    return this.asking.has(taskId) || this.sleeping.has(taskId);
   }
 
   private drain(): void {
@@ -308,7 +340,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
   /** Runs of `owner` that hold a slot (not waiting for an answer), for its fair share. */
   private runningFor(owner: string): number {
     let count = 0;
-    for (const [taskId, running] of this.running) if (running.owner === owner && !this.asking.has(taskId)) count++;
+    for (const [taskId, running] of this.running) if (running.owner === owner && !this.isWaiting(taskId)) count++;
     return count;
   }
 
@@ -347,6 +379,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
       },
       ask: (key, pending) => this.ask(record.taskId, key, pending, controller.signal),
       step: (name, run) => this.step(record.taskId, name, run),
+      sleep: (key, durationMs) => this.sleep(record.taskId, key, durationMs, controller.signal),
     };
     let outcome: Awaited<ReturnType<TaskExecutor['execute']>>;
     try {
@@ -423,6 +456,75 @@ export class MemoryTaskRuntime implements TaskRuntime {
       const change = askChange(current, key, pending);
       if (change) this.write(current, change);
     });
+  }
+
+  /**
+   * In process the run waits out the sleep in place, on a timer (stepped past setTimeout's
+   * limit) that the clock's advances also check: its slot goes to the queue meanwhile, and it
+   * goes on where it stopped at the wake, as after an answer.
+   */
+  private async sleep(taskId: string, key: string, durationMs: number, signal: AbortSignal): Promise<void> {
+    const current = this.records.get(taskId);
+    if (!current || isTerminal(current.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+    signal.throwIfAborted();
+    const until = plannedWake(current, key, durationMs, this.clock());
+    if (until <= this.clock()) return;
+    const change = sleepChange(current, key, until);
+    if (change) this.write(current, change);
+    const task = factsOf(current);
+    this.observer.observe({ type: 'parked', task, reason: 'sleep', key, until });
+    await new Promise<void>((resolve, reject) => {
+      const stop = () => {
+        clearTimeout(sleeper.timer);
+        signal.removeEventListener('abort', onAbort);
+        this.sleeping.delete(taskId);
+      };
+      const onAbort = () => {
+        stop();
+        reject(signal.reason);
+      };
+      const sleeper: Sleeper = {
+        until,
+        timer: undefined,
+        wake: () => {
+          stop();
+          resolve();
+        },
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.sleeping.set(taskId, sleeper);
+      this.armSleeper(sleeper);
+      // Its slot goes to the next queued task meanwhile.
+      setImmediate(() => this.drain());
+    });
+    this.observer.observe({
+      type: 'woke',
+      task,
+      reason: 'sleep',
+      key,
+      until,
+      lateMs: Math.max(0, this.clock() - until),
+    });
+    const after = this.records.get(taskId);
+    const woke = after && wokeChange(after, until);
+    if (after && woke) this.write(after, woke);
+  }
+
+  /** Sets the sleeper's timer for the time left by the clock (in steps past setTimeout's limit). */
+  private armSleeper(sleeper: Sleeper): void {
+    clearTimeout(sleeper.timer);
+    const left = sleeper.until - this.clock();
+    if (left <= 0) {
+      sleeper.wake();
+      return;
+    }
+    sleeper.timer = setTimeout(() => this.armSleeper(sleeper), Math.min(left, MAX_TIMER_MS));
+    sleeper.timer.unref();
+  }
+
+  /** The clock jumped: sleepers due by now wake, the others set their timers anew. */
+  private checkSleepers(): void {
+    for (const sleeper of [...this.sleeping.values()]) this.armSleeper(sleeper);
   }
 
   private async step<T>(taskId: string, name: string, run: () => Promise<T>): Promise<T> {

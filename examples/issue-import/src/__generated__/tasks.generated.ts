@@ -17,7 +17,11 @@ export const ImportReportSchema = z.object({
   retries: z.int(),
 });
 
-export const ImportRequestSchema = z.object({ project: z.string(), askAbovePages: z.int().min(1).max(1000).default(3) });
+export const ImportRequestSchema = z.object({
+  project: z.string(),
+  askAbovePages: z.int().min(1).max(1000).default(3),
+  pauseBetweenPagesMs: z.int().min(0).max(3600000).optional(),
+});
 
 export const ImportIssuesInput = ImportRequestSchema;
 
@@ -46,6 +50,12 @@ export const taskManifest = defineTaskManifest({
             minimum: 1,
             maximum: 1000,
             default: 3,
+          },
+          pauseBetweenPagesMs: {
+            type: 'integer',
+            description: 'Milliseconds to wait between two pages, for trackers with a strict rate limit. The task\nsleeps with `ctx.sleep`, holding no worker meanwhile.',
+            minimum: 0,
+            maximum: 3600000,
           },
         },
         required: ['project'],
@@ -82,7 +92,7 @@ export const taskManifest = defineTaskManifest({
         },
       ],
       target: { class: IssueImporter, method: 'importIssues' },
-      source: 'src/issue-importer.ts:55:9',
+      source: 'src/issue-importer.ts:62:9',
       invoke: (target, args, ctx) => target.importIssues(args, ctx),
     }),
   ],

@@ -6,6 +6,7 @@
  * engine hands it complete records.
  */
 
+import type { CallbackRequest, CallbackResult } from './callbacks.js';
 import type { LifecycleEvent } from './lifecycle.js';
 import type { InputAnswer, NewTaskRecord, PendingInput, TaskOutcome, TaskRecord } from './task.js';
 import type { TaskChange } from './transitions.js';
@@ -121,6 +122,26 @@ export interface TaskRuntime {
   checkReady?(): Promise<void>;
   /** Tasks and jobs by state right now, as cheaply as the runtime can count them (for metrics). */
   stats?(): Promise<RuntimeStats>;
+  /**
+   * Hands a POSTed payload to the callback hook `token` was issued for (see `ctx.callback`):
+   * finds the task and key by the token's digest, applies `decide` to the freshest record
+   * atomically (a second delivery sees the first one's write), and when it changed the record,
+   * wakes the run parked for it, wherever it runs. `undefined` when no live hook has the token.
+   * Runtimes without callbacks leave it out.
+   */
+  deliverCallback?(
+    token: string,
+    decide: (current: TaskRecord, key: string) => TaskChange | undefined,
+  ): Promise<CallbackDeliveryResult | undefined>;
+}
+
+/** What `TaskRuntime.deliverCallback` found and did. */
+export interface CallbackDeliveryResult {
+  /** The record after the delivery (or as found, when `decide` changed nothing). */
+  readonly record: TaskRecord;
+  /** The hook's key in `record.callbacks`. */
+  readonly key: string;
+  readonly changed: boolean;
 }
 
 export interface RuntimeStats {
@@ -130,6 +151,11 @@ export interface RuntimeStats {
   readonly queue?: Readonly<Record<string, number>>;
   /** Tasks that could start but wait, by `WaitReason` (`principal_share`, `version`). */
   readonly waiting?: Readonly<Record<string, number>>;
+  /**
+   * Tasks parked (holding no worker) by `ParkReason`: `input`, `sleep`, `callback`, `children`
+   * (the `mcp_task_parked_tasks{reason}` gauge); a runtime counts the reasons it can.
+   */
+  readonly parked?: Readonly<Record<string, number>>;
 }
 
 /** Progress a running task reports: the message becomes `statusMessage`, numbers `progress`. */
@@ -187,6 +213,23 @@ export interface ExecutionControl {
   ask(key: string, pending: PendingInput): Promise<InputAnswer>;
   /** Runs `run` once over the task's life; later runs of the method get its stored result. */
   step<T>(name: string, run: () => Promise<T>): Promise<T>;
+  /**
+   * The callback hook `key`: made (token, timeout) and indexed on the first run, found again on
+   * a replay. Throws `CallbackTimeoutError` when the timeout would outlast the task. Runtimes
+   * without callbacks leave it out (then `ctx.callback` refuses with a clear error).
+   */
+  callback?(key: string, request: CallbackRequest): Promise<RuntimeCallback>;
+}
+
+/**
+ * A hook as the runtime hands it to the tool layer: its id and token, and the wait, which
+ * resolves once the hook is settled (a POST, or its timeout). A runtime that will not hold the
+ * run that long rejects the wait with `TaskPaused` and runs the method again when it settles.
+ */
+export interface RuntimeCallback {
+  readonly id: string;
+  readonly token: string;
+  wait(): Promise<CallbackResult>;
 }
 
 /** Runs one task's work; provided by the tool layer so runtimes never see user code. */

@@ -5,6 +5,7 @@
 import { TaskError } from './errors.js';
 import { truncateStatusMessage } from './sizes.js';
 import {
+  type CallbackState,
   type InputAnswer,
   isTerminal,
   type PendingInput,
@@ -31,6 +32,8 @@ export interface TaskChange {
   readonly inputRequests?: Readonly<Record<string, PendingInput>>;
   readonly inputAnswers?: Readonly<Record<string, InputAnswer>>;
   readonly steps?: Readonly<Record<string, unknown>>;
+  /** Replaces the task's callback hooks (see `TaskRecord.callbacks`). */
+  readonly callbacks?: Readonly<Record<string, CallbackState>>;
   readonly progress?: TaskProgressValue;
   /** Sets the task's `toolVersion` (a fresh task takes the version of the worker that runs it). */
   readonly toolVersion?: string;
@@ -66,6 +69,7 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(inputRequests && Object.keys(inputRequests).length > 0 && { inputRequests }),
     ...(change.inputAnswers && { inputAnswers: change.inputAnswers }),
     ...(change.steps && { steps: change.steps }),
+    ...(change.callbacks && { callbacks: change.callbacks }),
     ...(change.progress && { progress: change.progress }),
     ...(change.toolVersion !== undefined && { toolVersion: change.toolVersion }),
     ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),

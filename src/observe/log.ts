@@ -186,6 +186,20 @@ function describe(event: LifecycleEvent): {
       return { level: 'info', message: 'task answered', data: { keys: event.keys } };
     case 'paused':
       return { level: 'info', message: 'task paused for input', data: { keys: event.keys } };
+    case 'parked':
+      return { level: 'info', message: `task parked (${event.reason})`, data: { reason: event.reason, name: event.name } };
+    case 'woke':
+      return {
+        level: 'info',
+        message: `task woke (${event.reason})`,
+        data: { reason: event.reason, name: event.name, outcome: event.outcome },
+      };
+    case 'callback_posted':
+      return {
+        level: event.status < 300 ? 'info' : 'warn',
+        message: 'task callback posted',
+        data: { name: event.name, source: event.source ?? 'unknown', status: event.status },
+      };
     case 'completed':
       return { level: 'info', message: 'task completed', data: { durationMs: event.durationMs, runMs: event.runMs } };
     case 'failed':

@@ -6,7 +6,7 @@
  * report progress or wait for cancellation); the runtime under test is always the real one.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Caller, TaskEngine } from '../../src/engine/engine.js';
+import { type CallbackCheck, type Caller, TaskEngine } from '../../src/engine/engine.js';
 import type { AnswerCheck } from '../../src/engine/inputs.js';
 import type { TaskPolicy } from '../../src/engine/policy.js';
 import type { ExecutionControl, TaskEvent, TaskExecutor, TaskRuntime } from '../../src/engine/runtime.js';
@@ -91,6 +91,17 @@ export class ScriptedExecutor implements TaskExecutor {
         const second = await control.ask('second', question('second', 'Second?'));
         return ok(`${String(first.content?.value)}>${String(second.content?.value)}`);
       }
+      case 'callback': {
+        // A side effect before the hook, memoised; the hook itself must come back the same on a replay.
+        const stamped = await control.step('stamp', async () => this.sideEffect(record.taskId));
+        if (!control.callback) throw new Error('this runtime offers no callbacks');
+        const { timeoutMs } = record.args as { timeoutMs?: number };
+        const hook = await control.callback('ci', { name: 'ci', ...(timeoutMs !== undefined && { timeoutMs }) });
+        this.tokens.set(record.taskId, [...(this.tokens.get(record.taskId) ?? []), hook.token]);
+        const result = await hook.wait();
+        const payload = result.status === 'received' ? JSON.stringify(result.payload) : '';
+        return ok(`${stamped}:${result.status}:${payload}`);
+      }
       default:
         throw new Error(`unknown script ${script}`);
     }
@@ -109,6 +120,9 @@ export class ScriptedExecutor implements TaskExecutor {
       this.release(taskId);
     }
   }
+
+  /** The callback token each run of a task got, in order (a replay must get the same). */
+  readonly tokens = new Map<string, string[]>();
 
   /** Side effects run, per task: the contract asks for exactly one each. */
   readonly sideEffects = new Map<string, number>();
@@ -137,6 +151,12 @@ function question(name: string, message: string): PendingInput {
     params: { mode: 'form', message, requestedSchema: { type: 'object', properties: { value: { type: 'string' } } } },
   };
 }
+
+/** Accepts callback payloads whose `value` is a string, naming the field otherwise. */
+const stringPayloads = (_tool: string, _name: string, payload: unknown): CallbackCheck =>
+  typeof (payload as { value?: unknown } | null)?.value === 'string'
+    ? { ok: true, payload }
+    : { ok: false, problem: 'value: expected a string' };
 
 /** Accepts answers whose `value` is a string; anything else is refused with a reason. */
 const stringValues: AnswerCheck = (_pending, answer) =>
@@ -794,6 +814,92 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         expect(cancelled.inputRequests).toBeUndefined();
         await sleep(100);
         expect((await engine.get(ALICE, task.taskId)).status).toBe('cancelled');
+      });
+    });
+
+    describe('callbacks', () => {
+      /** The task's hook token once the method made it and parked on it. */
+      const parkedOnCallback = async (engine: TaskEngine, taskId: string): Promise<string> => {
+        const waiting = await engine.waitFor(ALICE, taskId, (r) => r.statusMessage === 'waiting for callback ci');
+        expect(waiting.status).toBe('working');
+        const token = executor.tokens.get(taskId)?.[0];
+        if (!token) throw new Error('no token');
+        return token;
+      };
+
+      it('parks working on "waiting for callback ci", takes one payload, and replays the same hook', async () => {
+        const engine = await setUp(1);
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback' } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        // The run holds no slot meanwhile: another task runs on the only one.
+        const other = await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
+        expect((await engine.waitForTerminal(BOB, other.taskId)).status).toBe('completed');
+        expect(await engine.deliverCallback(token, { value: 'green' }, stringPayloads)).toMatchObject({
+          status: 'received',
+          name: 'ci',
+          task: { taskId: task.taskId },
+        });
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:received:{"value":"green"}' }] } });
+        expect(done.callbacks?.ci).toMatchObject({ name: 'ci', status: 'received', payload: { value: 'green' } });
+        // Every run of the method (one in place, or one per replay) got the same hook.
+        const tokens = executor.tokens.get(task.taskId) ?? [];
+        expect(new Set(tokens)).toEqual(new Set([token]));
+        expect(executor.sideEffects.get(task.taskId)).toBe(1);
+        // Single use: a second POST changes nothing.
+        expect((await engine.deliverCallback(token, { value: 'red' }, stringPayloads)).status).toBe('ended');
+      });
+
+      it('refuses a payload that does not fit, keeps waiting, then refuses a second payload as used', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback', timeoutMs: 60_000 } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        expect(await engine.deliverCallback(token, { value: 42 }, stringPayloads)).toMatchObject({
+          status: 'invalid',
+          problem: 'value: expected a string',
+        });
+        const still = await engine.get(ALICE, task.taskId);
+        expect(still.status).toBe('working');
+        expect(still.callbacks?.ci?.status).toBe('waiting');
+        expect((await engine.deliverCallback(token, { value: 'ok' }, stringPayloads)).status).toBe('received');
+        // Whether the run has ended yet or not, the hook took its one payload.
+        const second = await engine.deliverCallback(token, { value: 'again' }, stringPayloads);
+        expect(['used', 'ended']).toContain(second.status);
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:received:{"value":"ok"}' }] } });
+      });
+
+      it('knows no unknown token, and voids the tokens of a cancelled task', async () => {
+        const engine = await setUp();
+        expect((await engine.deliverCallback('A'.repeat(32), { value: 'x' }, stringPayloads)).status).toBe('unknown');
+        expect((await engine.deliverCallback('not a token', { value: 'x' }, stringPayloads)).status).toBe('unknown');
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback' } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        await engine.cancel(ALICE, task.taskId);
+        expect((await engine.deliverCallback(token, { value: 'x' }, stringPayloads)).status).toBe('ended');
+        await sleep(100);
+        const after = await engine.get(ALICE, task.taskId);
+        expect(after.status).toBe('cancelled');
+        expect(after.callbacks?.ci?.status).toBe('waiting');
+      });
+
+      it('wakes the method with timed_out at its timeout, and refuses a POST after it', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback', timeoutMs: 400 } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:timed_out:' }] } });
+        expect(done.callbacks?.ci?.status).toBe('timed_out');
+        expect((await engine.deliverCallback(token, { value: 'late' }, stringPayloads)).status).toBe('ended');
+      });
+
+      it('refuses a timeout past the task TTL at the call, naming both', async () => {
+        const engine = await setUp(8, { defaultTtlMs: 60_000 });
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback', timeoutMs: 3_600_000 } });
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.status).toBe('failed');
+        expect(JSON.stringify(done.outcome)).toMatch(/timeoutMs 3600000 ends after the task expires \(its TTL is 60000 ms/);
+        expect(done.callbacks).toBeUndefined();
       });
     });
 

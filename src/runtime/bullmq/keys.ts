@@ -74,6 +74,14 @@ export interface RuntimeNames {
   readonly shares: ShareNames;
   /** The keys of resumed tasks waiting for their tool's version (see `VersionWaitNames`). */
   readonly versionWaits: VersionWaitNames;
+  /**
+   * `{ taskId, key }` of the callback hook whose token has this SHA-256 digest (base64url),
+   * until the task expires. No hash tag: each is read and written alone, and spreads over the
+   * cluster; the token itself is never part of a key.
+   */
+  callbackToken(digest: string): string;
+  /** Sorted set of the task ids parked for a callback, scored by when the wait times out (for the gauge). */
+  readonly parkedForCallback: string;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -113,6 +121,8 @@ export function runtimeNames(
     answersChannel: `${channelBase}:answers`,
     shares: shareNames(prefix, queue),
     versionWaits: versionWaitNames(prefix, queue),
+    callbackToken: (digest) => `${channelBase}:callback:${digest}`,
+    parkedForCallback: `${prefix}::{${queue}.parked}:callback`,
   };
 }
 

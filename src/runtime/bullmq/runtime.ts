@@ -4,9 +4,11 @@
  * `TaskWorker`s, in this process (`worker` option) or in any number of others.
  */
 
+import { type CallbackAddress, callbackTokenHash } from '../../engine/callbacks.js';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
 import type {
+  CallbackDeliveryResult,
   CreateOptions,
   IdempotencyClaim,
   ListPage,
@@ -241,6 +243,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
       );
       if (result?.changed) {
         try {
+          if (result.record.callbacks) await this.client.zrem(this.names.parkedForCallback, taskId);
           await this.queueOf(taskId).removeUnlessRunning(taskId);
         } catch (error) {
           // Not needed for correctness: a worker that takes the job finds the record cancelled.
@@ -279,6 +282,32 @@ export class BullmqTaskRuntime implements TaskRuntime {
         await this.queueOf(taskId).resume(taskId);
       }
       return result?.record;
+    });
+  }
+
+  /**
+   * The token's digest names the task and key; the change is one compare-and-set script on the
+   * record (so of two racing POSTs exactly one settles the hook), announced to a worker holding
+   * the run open, and the parked job is promoted so any worker runs the method again.
+   */
+  async deliverCallback(
+    token: string,
+    decide: (current: TaskRecord, key: string) => TaskChange | undefined,
+  ): Promise<CallbackDeliveryResult | undefined> {
+    return this.guard('deliver a callback', async () => {
+      const raw = await this.client.get(this.names.callbackToken(callbackTokenHash(token)));
+      if (!raw) return undefined;
+      const { taskId, key } = JSON.parse(raw) as CallbackAddress;
+      const result = await this.store.update(taskId, (current) => decide(current, key), {
+        channel: this.names.answersChannel,
+        message: taskId,
+      });
+      if (!result) return undefined;
+      if (result.changed) {
+        await this.client.zrem(this.names.parkedForCallback, taskId);
+        await this.queueOf(taskId).resume(taskId);
+      }
+      return { record: result.record, key, changed: result.changed };
     });
   }
 
@@ -328,7 +357,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
     const version = await this.guard('count version waiters', () =>
       countVersionWaiters(this.client, this.names, Date.now()),
     );
-    return { queue, waiting: { principal_share: principalShare, version } };
+    // Parked callback waits whose timeout is still ahead (settled and cancelled ones leave the set).
+    const callback = await this.guard('count parked callbacks', () =>
+      this.client.zcount(this.names.parkedForCallback, Date.now(), '+inf'),
+    );
+    return { queue, waiting: { principal_share: principalShare, version }, parked: { callback } };
   }
 
   close(): Promise<void> {

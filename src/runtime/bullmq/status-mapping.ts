@@ -14,6 +14,7 @@
  */
 
 import { isRetryMessage } from '../../engine/attempts.js';
+import { isCallbackWaitNote } from '../../engine/callbacks.js';
 import { isQueuedNote } from '../../engine/fair-share.js';
 import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
 import type { TaskChange } from '../../engine/transitions.js';
@@ -56,6 +57,7 @@ export function isRuntimeNote(message: string | undefined): boolean {
   return (
     isQueuedNote(message) ||
     isVersionWaitNote(message) ||
+    isCallbackWaitNote(message) ||
     message === REQUEUED_AFTER_STALL_MESSAGE ||
     message === REQUEUED_AFTER_SHUTDOWN_MESSAGE ||
     (message?.startsWith('retrying ') ?? false) ||

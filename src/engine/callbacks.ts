@@ -4,7 +4,7 @@
  * "single use" and "a timeout never past the task's TTL" hold the same everywhere.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { expiresAt, isTerminal, type CallbackState, type TaskRecord } from './task.js';
+import { type CallbackState, expiresAt, isTerminal, type TaskRecord } from './task.js';
 import type { TaskChange } from './transitions.js';
 
 /** What a method asks of `ctx.callback`: its name and how long it waits for the POST. */
@@ -15,7 +15,9 @@ export interface CallbackRequest {
 }
 
 /** How a callback wait ended, as `hook.wait()` resolves (the payload unchecked here). */
-export type CallbackResult = { readonly status: 'received'; readonly payload: unknown } | { readonly status: 'timed_out' };
+export type CallbackResult =
+  | { readonly status: 'received'; readonly payload: unknown }
+  | { readonly status: 'timed_out' };
 
 /** Bytes of randomness in a callback token: 192 bits, above the 128 the URL must carry. */
 const TOKEN_BYTES = 24;
@@ -104,7 +106,7 @@ export function callbackDue(record: TaskRecord, key: string, now: number): boole
 /** Says the task waits for the hook `key` (its `statusMessage`), unless it says so already. */
 export function callbackWaitChange(record: TaskRecord, key: string): TaskChange | undefined {
   const state = record.callbacks?.[key];
-  if (!state || state.status !== 'waiting' || isTerminal(record.status)) return undefined;
+  if (state?.status !== 'waiting' || isTerminal(record.status)) return undefined;
   const message = callbackWaitMessage(state.name);
   return record.statusMessage === message ? undefined : { status: 'working', statusMessage: message };
 }
@@ -112,7 +114,7 @@ export function callbackWaitChange(record: TaskRecord, key: string): TaskChange 
 /** The hook `key` timed out: settled so, and the wait's note cleared. */
 export function callbackTimeoutChange(record: TaskRecord, key: string, now: number): TaskChange | undefined {
   const state = record.callbacks?.[key];
-  if (!state || state.status !== 'waiting' || isTerminal(record.status)) return undefined;
+  if (state?.status !== 'waiting' || isTerminal(record.status)) return undefined;
   return {
     status: record.status,
     ...(isCallbackWaitNote(record.statusMessage) && { statusMessage: null }),
@@ -127,11 +129,7 @@ export function callbackTimeoutChange(record: TaskRecord, key: string, now: numb
 export type CallbackRefusal = 'unknown' | 'ended' | 'timed_out' | 'used';
 
 /** Whether the hook `key` of `record` takes a payload now; the refusal when not. */
-export function callbackRefusal(
-  record: TaskRecord | undefined,
-  key: string,
-  now: number,
-): CallbackRefusal | undefined {
+export function callbackRefusal(record: TaskRecord | undefined, key: string, now: number): CallbackRefusal | undefined {
   const state = record?.callbacks?.[key];
   if (!record || !state) return 'unknown';
   if (isTerminal(record.status)) return 'ended';

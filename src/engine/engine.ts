@@ -9,13 +9,13 @@ import { type Caller, clientTaskKey, isVisibleTo } from './caller.js';
 export type { Caller } from './caller.js';
 export { clientTaskKey } from './caller.js';
 
+import { callbackDeliveryChange, callbackRefusal, looksLikeCallbackToken } from './callbacks.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceededError, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
 import { FollowerRegistry } from './follower-registry.js';
 import { argumentsKey, checkIdempotencyKey, idempotencyClaim, sameRequest } from './idempotency.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
-import { callbackDeliveryChange, callbackRefusal, looksLikeCallbackToken } from './callbacks.js';
 import { factsOf, noObserver, type TaskFacts, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import type { IdempotencyClaim, TaskListener, TaskRuntime } from './runtime.js';

@@ -92,9 +92,14 @@ export function callbackRoute(deps: CallbackRouteDeps): CallbackRoute {
       if (!(error instanceof RateLimiterRes)) return undefined;
       deps.onRefused?.('rate_limit');
       const retryAfterMs = Math.max(1, Math.ceil(error.msBeforeNext));
-      return refusal(429, 'rate_limited', `Too many callback POSTs: the limit is ${value} (${limit}); retry in ${retryAfterMs} ms`, {
-        'retry-after': String(Math.ceil(retryAfterMs / 1000)),
-      });
+      return refusal(
+        429,
+        'rate_limited',
+        `Too many callback POSTs: the limit is ${value} (${limit}); retry in ${retryAfterMs} ms`,
+        {
+          'retry-after': String(Math.ceil(retryAfterMs / 1000)),
+        },
+      );
     }
   };
 
@@ -152,13 +157,21 @@ function answer(delivery: CallbackDelivery): Response {
     case 'received':
       return Response.json({ status: 'received' }, { status: 200, headers: { 'cache-control': 'no-store' } });
     case 'invalid':
-      return refusal(400, 'invalid_payload', `The payload does not fit callback '${delivery.name}': ${delivery.problem}`);
+      return refusal(
+        400,
+        'invalid_payload',
+        `The payload does not fit callback '${delivery.name}': ${delivery.problem}`,
+      );
     case 'used':
       return refusal(409, 'already_received', `Callback '${delivery.name}' has received its payload already`);
     case 'timed_out':
       return refusal(410, 'timed_out', `Callback '${delivery.name}' timed out`);
     case 'ended':
-      return refusal(410, 'task_ended', `The task of callback '${delivery.name}' has ended; its callback URLs are void`);
+      return refusal(
+        410,
+        'task_ended',
+        `The task of callback '${delivery.name}' has ended; its callback URLs are void`,
+      );
     case 'unknown':
       return refusal(404, 'not_found', 'No callback has this URL (unknown, or its task expired)');
   }

@@ -46,10 +46,10 @@ import {
 } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { callbackRoute } from './callback-route.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
 import { readNodeJsonBody, requestHead, writeResponse } from './node-http.js';
-import { callbackRoute } from './callback-route.js';
 import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';

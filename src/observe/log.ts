@@ -187,7 +187,11 @@ function describe(event: LifecycleEvent): {
     case 'paused':
       return { level: 'info', message: 'task paused for input', data: { keys: event.keys } };
     case 'parked':
-      return { level: 'info', message: `task parked (${event.reason})`, data: { reason: event.reason, name: event.name } };
+      return {
+        level: 'info',
+        message: `task parked (${event.reason})`,
+        data: { reason: event.reason, name: event.name },
+      };
     case 'woke':
       return {
         level: 'info',

@@ -11,6 +11,7 @@ import {
   retryPolicyProblems,
   TIMEOUT_GRACE_MS,
 } from '../engine/attempts.js';
+import type { CallbackRequest } from '../engine/callbacks.js';
 import { AttemptFailed, isTaskPaused } from '../engine/errors.js';
 import {
   factsOf,
@@ -20,7 +21,6 @@ import {
   type TaskFacts,
   type TaskObserver,
 } from '../engine/lifecycle.js';
-import type { CallbackRequest } from '../engine/callbacks.js';
 import type { ExecutionControl, RuntimeCallback, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
@@ -695,7 +695,9 @@ export function checkPublicUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new RangeError(`publicUrl (MCP_TASK_PUBLIC_URL) must be an http:// or https:// URL, got ${JSON.stringify(raw)}`);
+    throw new RangeError(
+      `publicUrl (MCP_TASK_PUBLIC_URL) must be an http:// or https:// URL, got ${JSON.stringify(raw)}`,
+    );
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
     throw new RangeError(
@@ -756,7 +758,9 @@ function callbackMaker(
         // Checked when it was POSTed; parsed again so the method gets zod's output (defaults, dates).
         const parsed = definition.payload.safeParse(result.payload);
         if (!parsed.success) {
-          throw new Error(`The payload of callback '${key}' does not fit its schema: ${describeIssues(parsed.error.issues, '(payload)')}`);
+          throw new Error(
+            `The payload of callback '${key}' does not fit its schema: ${describeIssues(parsed.error.issues, '(payload)')}`,
+          );
         }
         return { status: 'received', payload: parsed.data };
       },

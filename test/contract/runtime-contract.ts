@@ -898,7 +898,9 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback', timeoutMs: 3_600_000 } });
         const done = await engine.waitForTerminal(ALICE, task.taskId);
         expect(done.status).toBe('failed');
-        expect(JSON.stringify(done.outcome)).toMatch(/timeoutMs 3600000 ends after the task expires \(its TTL is 60000 ms/);
+        expect(JSON.stringify(done.outcome)).toMatch(
+          /timeoutMs 3600000 ends after the task expires \(its TTL is 60000 ms/,
+        );
         expect(done.callbacks).toBeUndefined();
       });
     });

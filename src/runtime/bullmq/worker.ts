@@ -13,9 +13,9 @@
  */
 import type { Job, Worker } from 'bullmq';
 import {
+  type CallbackAddress,
   type CallbackRequest,
   type CallbackResult,
-  type CallbackAddress,
   callbackChange,
   callbackDue,
   callbackTimeoutChange,
@@ -607,13 +607,20 @@ export class TaskWorker {
         const after = settledCallback(written?.record, key);
         if (written?.changed && after?.status === 'timed_out') {
           await this.client.zrem(this.names.parkedForCallback, taskId);
-          this.executor.observe?.({ type: 'woke', task: facts, reason: 'callback', name: state.name, outcome: 'timed_out' });
+          this.executor.observe?.({
+            type: 'woke',
+            task: facts,
+            reason: 'callback',
+            name: state.name,
+            outcome: 'timed_out',
+          });
         }
         if (after) return after;
         throw signal.reason ?? new Error(`Task ${taskId} ended`);
       }
       const noted = await this.store.update(taskId, (current) => callbackWaitChange(current, key));
-      if (noted?.changed) this.executor.observe?.({ type: 'parked', task: facts, reason: 'callback', name: state.name });
+      if (noted?.changed)
+        this.executor.observe?.({ type: 'parked', task: facts, reason: 'callback', name: state.name });
       const until = state.timeoutAt ?? Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
       const graceMs = Math.min(this.inputGraceMs, Math.max(0, until - this.clock()));
       const quick = await this.settledWithin(taskId, key, graceMs, signal);
@@ -629,7 +636,12 @@ export class TaskWorker {
   }
 
   /** The hook's outcome once it settled, or `undefined` after `ms` (woken by the answers channel). */
-  private settledWithin(taskId: string, key: string, ms: number, signal: AbortSignal): Promise<CallbackResult | undefined> {
+  private settledWithin(
+    taskId: string,
+    key: string,
+    ms: number,
+    signal: AbortSignal,
+  ): Promise<CallbackResult | undefined> {
     return new Promise((resolve) => {
       let done = false;
       const finish = (result: CallbackResult | undefined) => {

@@ -497,7 +497,13 @@ export class MemoryTaskRuntime implements TaskRuntime {
           // The write's event settles the wait (the subscription below).
           if (change) {
             this.write(record, change);
-            this.executor.observe?.({ type: 'woke', task: factsOf(record), reason: 'callback', name, outcome: 'timed_out' });
+            this.executor.observe?.({
+              type: 'woke',
+              task: factsOf(record),
+              reason: 'callback',
+              name,
+              outcome: 'timed_out',
+            });
           }
           return settledCallback(this.records.get(taskId), key) !== undefined;
         } else return false;
@@ -601,7 +607,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.traces.delete(taskId);
     this.leaveQueue(taskId);
     this.dropClaim(taskId);
-    for (const state of Object.values(record.callbacks ?? {})) this.callbackIndex.delete(callbackTokenHash(state.token));
+    for (const state of Object.values(record.callbacks ?? {}))
+      this.callbackIndex.delete(callbackTokenHash(state.token));
     if (why === 'expired') this.observer.observe({ type: 'expired', task: factsOf(record) });
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);

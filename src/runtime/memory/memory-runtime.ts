@@ -255,7 +255,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
     decide: (current: TaskRecord, key: string) => TaskChange | undefined,
   ): Promise<CallbackDeliveryResult | undefined> {
     const address = this.callbackIndex.get(callbackTokenHash(token));
-    const record = address && (await this.get(address.taskId));
+    // Read and written in one step of the event loop: of two racing deliveries, one sees the other's write.
+    const record = address && this.liveRecord(address.taskId);
     if (!address || !record) return undefined;
     const change = decide(record, address.key);
     return change

@@ -13,6 +13,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Tools and types', link: '/guide/tools-and-types' },
       { text: 'Questions', link: '/guide/questions' },
       { text: 'Questions for clients that only poll', link: '/guide/questions-for-polling-clients' },
+      { text: 'Waiting', link: '/guide/waiting' },
     ],
   },
   {

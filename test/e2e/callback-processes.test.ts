@@ -5,8 +5,8 @@
  * stores the payload and promotes the parked job through Redis; A's worker replays the method.
  */
 import { afterEach, expect, it } from 'vitest';
-import { connectTaskClient } from '../../src/client/index.js';
 import { type StubCi, startStubCi } from '../../examples/ci-wait/src/stub-ci.js';
+import { connectTaskClient } from '../../src/client/index.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
 import { type AppProcess, startAppProcess } from './processes.js';
 

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTaskCli } from '../../cli/task/program.js';
 import { connectTaskClient, type TaskClient } from '../../src/client/index.js';
 import { createTaskServer, type TaskServer } from '../../src/index.js';
 import { silentLogger } from '../../src/observe/logger.js';
@@ -24,12 +25,14 @@ describe('ci-wait example', () => {
   let ci: StubCi;
   let server: TaskServer;
   let client: TaskClient;
+  let url: string;
 
   beforeAll(async () => {
     ci = await startStubCi({ durationMs: 300, artifactDelayMs: 50 });
     const port = await freePort();
     server = createTaskServer({ ...ciWaitApp(ci.url), logger: silentLogger, publicUrl: `http://127.0.0.1:${port}` });
     const listening = await server.listen({ port, host: '127.0.0.1' });
+    url = listening.url;
     client = await connectTaskClient(listening.url, { defaultPollIntervalMs: 50 });
   });
 
@@ -52,6 +55,24 @@ describe('ci-wait example', () => {
     // The stub reached the callback URL the task handed it, and the server took its payload.
     expect(job?.notify).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callbacks\/[A-Za-z0-9_-]{32}$/);
     expect(job?.callbackStatus).toBe(200);
+  });
+
+  it('shows the wait in `mcp-task watch`', async () => {
+    const call = await client.call('run_pipeline', { ref: 'main' });
+    let stdout = '';
+    let stderr = '';
+    const code = await runTaskCli(['watch', url, call.taskId as string], {
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: (text) => {
+        stderr += text;
+      },
+    });
+    expect(code).toBe(0);
+    // Status lines go to stderr, the result to stdout.
+    expect(stderr).toContain('waiting for callback ci');
+    expect(JSON.parse(stdout)).toMatchObject({ conclusion: 'success' });
   });
 
   it('reports a failed pipeline with its failed tests', async () => {

@@ -166,6 +166,15 @@ function ok(text: string): TaskOutcome {
   return { kind: 'result', result: { content: [{ type: 'text', text }] }, isError: false };
 }
 
+/** Resolves once `check` holds (tried every 20 ms, for at most 10 s). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let tries = 0; tries < 500; tries++) {
+    if (await check()) return;
+    await sleep(20);
+  }
+  throw new Error('the condition never held');
+}
+
 export function describeRuntimeContract(name: string, factory: RuntimeFactory): void {
   describe(`TaskRuntime contract: ${name}`, () => {
     let current: RuntimeUnderTest | undefined;
@@ -831,6 +840,9 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         const engine = await setUp(1);
         const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback' } });
         const token = await parkedOnCallback(engine, task.taskId);
+        // Counted as parked for a callback (the mcp_task_parked_tasks gauge), once it let go of its slot.
+        const runtime = current?.runtime as TaskRuntime;
+        await until(async () => (await runtime.stats?.())?.parked?.callback === 1);
         // The run holds no slot meanwhile: another task runs on the only one.
         const other = await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
         expect((await engine.waitForTerminal(BOB, other.taskId)).status).toBe('completed');
@@ -841,6 +853,7 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         });
         const done = await engine.waitForTerminal(ALICE, task.taskId);
         expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:received:{"value":"green"}' }] } });
+        expect((await runtime.stats?.())?.parked?.callback).toBe(0);
         expect(done.callbacks?.ci).toMatchObject({ name: 'ci', status: 'received', payload: { value: 'green' } });
         // Every run of the method (one in place, or one per replay) got the same hook.
         const tokens = executor.tokens.get(task.taskId) ?? [];

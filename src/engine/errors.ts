@@ -61,8 +61,14 @@ export function taskNotFound(taskId: string): TaskError {
  */
 export class TaskPaused extends Error {
   override readonly name = 'TaskPaused';
-  constructor(readonly keys: readonly string[]) {
-    super(`The task is paused until ${keys.map((key) => `'${key}'`).join(', ')} is answered`);
+  constructor(
+    readonly keys: readonly string[],
+    /** What the task waits for: answers (the default), or the callback hooks `keys` name. */
+    readonly reason: 'input' | 'callback' = 'input',
+  ) {
+    super(
+      `The task is paused until ${keys.map((key) => `'${key}'`).join(', ')} ${reason === 'callback' ? 'is called back' : 'is answered'}`,
+    );
   }
 }
 

@@ -279,7 +279,10 @@ export class ToolRegistry implements TaskExecutor {
               });
           outcome = await limit.race(running);
         } catch (error) {
-          if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
+          // A callback wait was told as `parked` by the runtime; `paused` is the wait for answers.
+          if (isTaskPaused(error) && error.reason === 'input') {
+            this.observer.observe({ type: 'paused', task, keys: error.keys });
+          }
           throw error;
         } finally {
           limit.dispose();

@@ -631,7 +631,7 @@ export class TaskWorker {
       await this.client.zadd(this.names.parkedForCallback, until, taskId);
       run.paused = true;
       run.park = { until, ready: (fresh) => !hasPendingCallback(fresh, key, this.clock()) };
-      throw new TaskPaused([key]);
+      throw new TaskPaused([key], 'callback');
     }
   }
 

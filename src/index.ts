@@ -27,7 +27,17 @@ export {
 } from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
 export { NonRetryableError } from './tools/errors.js';
-export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
+export type {
+  CallbackHook,
+  CallbackOptions,
+  CallbackOutcome,
+  InputOptions,
+  InputResult,
+  QuestionMap,
+  TaskContext,
+  TaskLogger,
+  TaskProgress,
+} from './tools/context.js';
 export type {
   AudioContent,
   ContentBlock,

@@ -71,7 +71,7 @@ export interface TaskContext<Questions extends object = QuestionMap> {
   /**
    * Makes a callback URL an outside system POSTs JSON to when it is done (a CI run, a payment
    * provider): `hook.url` is `<publicUrl>/callbacks/<token>`; `await hook.wait()` parks the task
-   * (`working`, "waiting for callback <name>", no worker held) until the POST comes or
+   * (`working`, `waiting for callback <name>`, no worker held) until the POST comes or
    * `timeoutMs` passes. `mcp-taskgen` reads `Payload` and generates its schema; a POST that does
    * not fit it is refused (HTTP 400) and the task keeps waiting. A run replayed after a pause
    * gets the same hook back (same id, same URL), never a new one. Needs a task (not an inline

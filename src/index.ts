@@ -28,6 +28,9 @@ export {
 export { type DurableWait, isTaskPaused, TaskPaused } from './engine/errors.js';
 export { NonRetryableError } from './tools/errors.js';
 export type {
+  CallbackHook,
+  CallbackOptions,
+  CallbackOutcome,
   InputOptions,
   InputResult,
   QuestionMap,

@@ -24,7 +24,7 @@ export interface TimelineEntry {
  * What a timeline entry tells: `retry`, the wait for the next attempt (`attempt 2 of 5 in 4 s:
  * ECONNRESET`); `timeout`, an attempt that reached the tool's `timeoutMs`; `idempotent_hit`, a
  * repeated create that got this task; `waiting`, why a task that could start waits (any reason);
- * `parked`, a durable wait began (`sleeping until <ISO time>`); `woke`, it ended.
+ * `parked`, a wait without a worker began (`sleeping until <ISO time>`, a callback hook); `woke`, it ended.
  */
 export type TimelineKind =
   | 'created'
@@ -70,6 +70,8 @@ export interface Seen {
   readonly progress?: TaskProgressValue;
   readonly questions: ReadonlySet<string>;
   readonly answers: ReadonlySet<string>;
+  /** Callback hooks by key, with the status each was last seen in. */
+  readonly callbacks: ReadonlyMap<string, string>;
   readonly ended: boolean;
 }
 
@@ -81,6 +83,7 @@ function seen(record: TaskRecord): Seen {
     ...(record.progress && { progress: record.progress }),
     questions: new Set(Object.keys(record.inputRequests ?? {})),
     answers: new Set(Object.keys(record.inputAnswers ?? {})),
+    callbacks: new Map(Object.entries(record.callbacks ?? {}).map(([key, state]) => [key, state.status])),
     ended: record.outcome !== undefined,
   };
 }
@@ -223,6 +226,21 @@ export function changes(previous: Seen | undefined, next: TaskRecord): TimelineE
   for (const [key, answer] of Object.entries(next.inputAnswers ?? {})) {
     if (previous?.answers.has(key)) continue;
     entries.push({ at, kind: 'answer', text: `${key}: ${answer.action}` });
+  }
+  // Read from the record, so the wait and its end show whichever process parked or woke it.
+  for (const [key, state] of Object.entries(next.callbacks ?? {})) {
+    const before = previous?.callbacks.get(key);
+    if (before === undefined) {
+      const until = state.timeoutAt === null ? 'no timeout' : `times out ${new Date(state.timeoutAt).toISOString()}`;
+      entries.push({ at, kind: 'parked', text: `callback ${state.name} (${key}) made, ${until}` });
+    }
+    if (state.status !== 'waiting' && before !== state.status) {
+      entries.push({
+        at,
+        kind: 'woke',
+        text: `callback ${state.name} (${key}) ${state.status === 'received' ? 'received' : 'timed out'}`,
+      });
+    }
   }
   if (next.outcome && !previous?.ended) {
     entries.push(

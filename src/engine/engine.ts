@@ -9,13 +9,14 @@ import { type Caller, clientTaskKey, isVisibleTo } from './caller.js';
 export type { Caller } from './caller.js';
 export { clientTaskKey } from './caller.js';
 
+import { callbackDeliveryChange, callbackRefusal, looksLikeCallbackToken } from './callbacks.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceededError, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
 import { FollowerRegistry } from './follower-registry.js';
 import { argumentsKey, checkIdempotencyKey, idempotencyClaim, sameRequest } from './idempotency.js';
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
-import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
+import { factsOf, noObserver, type TaskFacts, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import { RunTimes, suggestPollInterval } from './poll-advice.js';
 import type { IdempotencyClaim, TaskListener, TaskRuntime } from './runtime.js';
@@ -79,6 +80,21 @@ export interface TaskEngineOptions {
 }
 
 export const CANCELLED_BY_CLIENT = 'cancelled by client';
+
+/** A callback payload checked against its schema: the parsed payload, or the field that does not fit. */
+export type CallbackCheck =
+  | { readonly ok: true; readonly payload: unknown }
+  | { readonly ok: false; readonly problem: string };
+
+/** What `TaskEngine.deliverCallback` did with a POST: took it, or why not. */
+export type CallbackDelivery =
+  | { readonly status: 'unknown' }
+  | {
+      readonly status: 'received' | 'ended' | 'timed_out' | 'used';
+      readonly task: TaskFacts;
+      readonly name: string;
+    }
+  | { readonly status: 'invalid'; readonly task: TaskFacts; readonly name: string; readonly problem: string };
 
 export class TaskEngine {
   readonly runtime: TaskRuntime;
@@ -203,6 +219,53 @@ export class TaskEngine {
       this.observer.observe({ type: 'answered', task: this.facts(after), keys: outcome.accepted });
     }
     return outcome;
+  }
+
+  /**
+   * Hands a POSTed payload to the callback hook its token names (the callback route; the token
+   * is the capability, so there is no caller). `check` validates the payload against the hook's
+   * generated schema: a payload that does not fit changes nothing and the task keeps waiting.
+   * A refusal says why: `unknown` (no such token, or its task is gone), `ended` (the task
+   * ended, cancelled or not), `timed_out`, `used` (a payload came already).
+   */
+  async deliverCallback(
+    token: string,
+    payload: unknown,
+    check: (tool: string, name: string, payload: unknown) => CallbackCheck,
+  ): Promise<CallbackDelivery> {
+    if (!this.runtime.deliverCallback || !looksLikeCallbackToken(token)) return { status: 'unknown' };
+    let verdict: CallbackDelivery = { status: 'unknown' };
+    const result = await this.runtime.deliverCallback(token, (current, key) => {
+      const name = current.callbacks?.[key]?.name ?? key;
+      const task = this.facts(current);
+      const refusal = callbackRefusal(current, key, this.clock());
+      if (refusal) {
+        verdict = refusal === 'unknown' ? { status: 'unknown' } : { status: refusal, task, name };
+        return undefined;
+      }
+      const checked = check(current.tool, name, payload);
+      if (!checked.ok) {
+        verdict = { status: 'invalid', task, name, problem: checked.problem };
+        return undefined;
+      }
+      verdict = { status: 'received', task, name };
+      return callbackDeliveryChange(current, key, checked.payload, this.clock());
+    });
+    if (!result) return { status: 'unknown' };
+    // Assigned inside the callback, which TypeScript's flow analysis does not see.
+    const settled = verdict as CallbackDelivery;
+    if (settled.status === 'received') {
+      // Ended between the read and the write: the state machine dropped the delivery.
+      if (!result.changed) return { status: 'ended', task: settled.task, name: settled.name };
+      this.observer.observe({
+        type: 'woke',
+        task: settled.task,
+        reason: 'callback',
+        name: settled.name,
+        outcome: 'received',
+      });
+    }
+    return settled;
   }
 
   /** Deletes a task the caller owns, stopping its work first (SEP-1686 `tasks/delete`). */

@@ -63,12 +63,15 @@ export class TaskPaused extends Error {
   override readonly name = 'TaskPaused';
   constructor(
     readonly keys: readonly string[],
-    /** What the task waits for without a worker when it is not an answer (a sleep), and until when. */
+    /**
+     * What the task waits for without a worker when it is not an answer (a sleep, a callback,
+     * child tasks), and until when at the latest.
+     */
     readonly wait?: DurableWait,
   ) {
     super(
       wait
-        ? `The task is parked (${wait.reason}) until ${new Date(wait.until).toISOString()}`
+        ? `The task is parked (${wait.reason})${wait.until !== undefined ? ` until ${new Date(wait.until).toISOString()}` : ''}`
         : `The task is paused until ${keys.map((key) => `'${key}'`).join(', ')} is answered`,
     );
   }
@@ -79,8 +82,9 @@ export class TaskPaused extends Error {
  * as the `mcp_task_parked_tasks` gauge does, `until` is when it ends (ms since the epoch).
  */
 export interface DurableWait {
-  readonly reason: 'sleep';
-  readonly until: number;
+  readonly reason: 'sleep' | 'callback' | 'children';
+  /** When the wait ends at the latest (a sleep's wake time, a callback's timeout). */
+  readonly until?: number;
 }
 
 /**

@@ -76,6 +76,30 @@ export type LifecycleEvent =
     }
   | { readonly type: 'input_requested'; readonly task: TaskFacts; readonly key: string }
   | { readonly type: 'answered'; readonly task: TaskFacts; readonly keys: readonly string[] }
+  /**
+   * The task waits without a worker (`reason`: `callback` for a `ctx.callback` hook named
+   * `name`); `woke` tells the end of the same wait.
+   */
+  | { readonly type: 'parked'; readonly task: TaskFacts; readonly reason: 'callback'; readonly name: string }
+  /** A wait `parked` told of ended: for a callback, with the payload (`received`) or without (`timed_out`). */
+  | {
+      readonly type: 'woke';
+      readonly task: TaskFacts;
+      readonly reason: 'callback';
+      readonly name: string;
+      readonly outcome: 'received' | 'timed_out';
+    }
+  /**
+   * A POST reached a callback URL of the task (the audit line): the hook's name, the address it
+   * came from, and the HTTP status it got. Never the payload.
+   */
+  | {
+      readonly type: 'callback_posted';
+      readonly task: TaskFacts;
+      readonly name: string;
+      readonly source: string | undefined;
+      readonly status: number;
+    }
   /** The run stopped to wait for answers without holding its slot; it starts again when answered. */
   | { readonly type: 'paused'; readonly task: TaskFacts; readonly keys: readonly string[] }
   /**
@@ -157,13 +181,13 @@ export type LifecycleType = LifecycleEvent['type'];
 export type WaitReason = 'principal_share' | 'version';
 
 /**
- * Why a task is parked, holding no worker (the `reason` label of the `mcp_task_parked_tasks`
- * gauge): `input`, it waits for answers to its questions; `sleep`, for the end of a `ctx.sleep`.
+ * Why a task waits without a worker (the `reason` label of `mcp_task_parked_tasks`): for
+ * answers, a sleep, a callback or child tasks.
  */
-export type ParkReason = 'input' | 'sleep';
+export type ParkReason = 'input' | 'sleep' | 'callback' | 'children';
 
 /** Every `ParkReason`, in the order the gauge lists them. */
-export const PARK_REASONS: readonly ParkReason[] = ['input', 'sleep'];
+export const PARK_REASONS: readonly ParkReason[] = ['input', 'sleep', 'callback', 'children'];
 
 /**
  * Receives every `LifecycleEvent` of the tasks this process creates or runs: the hook that logs,

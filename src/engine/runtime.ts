@@ -6,6 +6,7 @@
  * engine hands it complete records.
  */
 
+import type { CallbackRequest, CallbackResult } from './callbacks.js';
 import type { LifecycleEvent } from './lifecycle.js';
 import type { SlotLedger } from './slot-ledger.js';
 import type { InputAnswer, NewTaskRecord, PendingInput, TaskOutcome, TaskRecord } from './task.js';
@@ -129,6 +130,26 @@ export interface TaskRuntime {
    * Without one the host counts in its own process's memory. The runtime closes it.
    */
   readonly slots?: SlotLedger;
+  /**
+   * Hands a POSTed payload to the callback hook `token` was issued for (see `ctx.callback`):
+   * finds the task and key by the token's digest, applies `decide` to the freshest record
+   * atomically (a second delivery sees the first one's write), and when it changed the record,
+   * wakes the run parked for it, wherever it runs. `undefined` when no live hook has the token.
+   * Runtimes without callbacks leave it out.
+   */
+  deliverCallback?(
+    token: string,
+    decide: (current: TaskRecord, key: string) => TaskChange | undefined,
+  ): Promise<CallbackDeliveryResult | undefined>;
+}
+
+/** What `TaskRuntime.deliverCallback` found and did. */
+export interface CallbackDeliveryResult {
+  /** The record after the delivery (or as found, when `decide` changed nothing). */
+  readonly record: TaskRecord;
+  /** The hook's key in `record.callbacks`. */
+  readonly key: string;
+  readonly changed: boolean;
 }
 
 export interface RuntimeStats {
@@ -138,7 +159,10 @@ export interface RuntimeStats {
   readonly queue?: Readonly<Record<string, number>>;
   /** Tasks that could start but wait, by `WaitReason` (`principal_share`, `version`). */
   readonly waiting?: Readonly<Record<string, number>>;
-  /** Tasks parked without a worker slot, by `ParkReason` (`input`, `sleep`). */
+  /**
+   * Tasks parked (holding no worker) by `ParkReason`: `input`, `sleep`, `callback`, `children`
+   * (the `mcp_task_parked_tasks{reason}` gauge); a runtime counts the reasons it can.
+   */
   readonly parked?: Readonly<Record<string, number>>;
 }
 
@@ -206,6 +230,23 @@ export interface ExecutionControl {
    * cancel. Runtimes without it make the method wait in place.
    */
   sleep?(key: string, durationMs: number): Promise<void>;
+  /**
+   * The callback hook `key`: made (token, timeout) and indexed on the first run, found again on
+   * a replay. Throws `CallbackTimeoutError` when the timeout would outlast the task. Runtimes
+   * without callbacks leave it out (then `ctx.callback` refuses with a clear error).
+   */
+  callback?(key: string, request: CallbackRequest): Promise<RuntimeCallback>;
+}
+
+/**
+ * A hook as the runtime hands it to the tool layer: its id and token, and the wait, which
+ * resolves once the hook is settled (a POST, or its timeout). A runtime that will not hold the
+ * run that long rejects the wait with `TaskPaused` and runs the method again when it settles.
+ */
+export interface RuntimeCallback {
+  readonly id: string;
+  readonly token: string;
+  wait(): Promise<CallbackResult>;
 }
 
 /** Runs one task's work; provided by the tool layer so runtimes never see user code. */

@@ -89,6 +89,11 @@ export interface TaskRecord {
    */
   readonly sleeps?: Readonly<Record<string, number>>;
   /**
+   * The callback hooks `ctx.callback(name)` made, by key (`name`, `name-2`, ... per call, as for
+   * questions), so a replayed run gets the same hook back and its wait the same outcome.
+   */
+  readonly callbacks?: Readonly<Record<string, CallbackState>>;
+  /**
    * Set for tasks created through the SEP-1686 shim: how long to keep the task once it ended
    * (its `keepAlive`). At that moment `ttlMs` shrinks to the time elapsed plus this, within the
    * cap it was created with. Its presence also marks the task as speaking that dialect.
@@ -113,6 +118,27 @@ export interface TaskRecord {
    * share one quota. Absent: the owner's quota (anonymous callers without an address together).
    */
   readonly liveBudget?: string;
+}
+
+/**
+ * One callback hook of a task (`ctx.callback`): the secret token its URL carries, how long it
+ * waits, and what came of it. `token` never leaves the task's own run (the method gets it in
+ * the URL); the runtime's lookup index keys on its SHA-256 digest only.
+ */
+export interface CallbackState {
+  /** The name the method gave `ctx.callback`. */
+  readonly name: string;
+  /** A public id for logs and the method (`hook.id`); not a capability. */
+  readonly id: string;
+  /** At least 128 random bits, base64url: whoever holds it may POST the one payload. */
+  readonly token: string;
+  readonly createdAt: number;
+  /** When the wait ends without a payload (ms since the epoch); `null`: at the task's expiry. */
+  readonly timeoutAt: number | null;
+  readonly status: 'waiting' | 'received' | 'timed_out';
+  /** The payload as POSTed (checked against its schema), once `received`. */
+  readonly payload?: unknown;
+  readonly settledAt?: number;
 }
 
 /** The highest priority number a task may have (the one that runs last). */

@@ -5,6 +5,7 @@
 import { TaskError } from './errors.js';
 import { truncateStatusMessage } from './sizes.js';
 import {
+  type CallbackState,
   type InputAnswer,
   isTerminal,
   type PendingInput,
@@ -33,6 +34,8 @@ export interface TaskChange {
   readonly steps?: Readonly<Record<string, unknown>>;
   /** Replaces the task's sleeps (see `TaskRecord.sleeps`). */
   readonly sleeps?: Readonly<Record<string, number>>;
+  /** Replaces the task's callback hooks (see `TaskRecord.callbacks`). */
+  readonly callbacks?: Readonly<Record<string, CallbackState>>;
   readonly progress?: TaskProgressValue;
   /** Sets the task's `toolVersion` (a fresh task takes the version of the worker that runs it). */
   readonly toolVersion?: string;
@@ -69,6 +72,7 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(change.inputAnswers && { inputAnswers: change.inputAnswers }),
     ...(change.steps && { steps: change.steps }),
     ...(change.sleeps && { sleeps: change.sleeps }),
+    ...(change.callbacks && { callbacks: change.callbacks }),
     ...(change.progress && { progress: change.progress }),
     ...(change.toolVersion !== undefined && { toolVersion: change.toolVersion }),
     ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),

@@ -47,6 +47,12 @@ export const DiagnosticCode = {
    * `priority`, `priorityFromCall`), or a `version` that is not a non-empty string.
    */
   InvalidPolicy: 'MTG3006',
+  /**
+   * A `ctx.callback` call the generator cannot read: a name that is not a string literal, no
+   * payload type argument, a payload that is not an object, one name with two payload types, or
+   * a callback in a `@Tool` method (which runs without a task).
+   */
+  InvalidCallback: 'MTG3007',
   ProjectLoadFailed: 'MTG9001',
 } as const;
 

@@ -63,6 +63,17 @@ export interface ToolIR {
   readonly output: OutputIR;
   /** In declaration order (top to bottom on the method). */
   readonly questions: readonly QuestionIR[];
+  /** The `ctx.callback<Payload>(name)` hooks the method makes, by name, sorted; absent when none. */
+  readonly callbacks?: readonly CallbackIR[];
+}
+
+/** One `ctx.callback<Payload>('name', ...)` hook: the payload may nest (it is not a form). */
+export interface CallbackIR {
+  readonly name: string;
+  /** An object, inline or named. */
+  readonly payload: ObjectTypeIR | RefTypeIR;
+  /** `path:line:col` of the first call that makes it. */
+  readonly source: string;
 }
 
 /** A `@Task({ retry })` literal, every field optional. */

@@ -5,6 +5,7 @@
  * exit with status 2 instead of crashing later with a stack trace from deep inside a library.
  */
 import { MAX_SHARDS, parseClusterNodes, type TaskWorkerSettings } from '../runtime/bullmq/index.js';
+import { checkPublicUrl } from '../tools/registry.js';
 import type { RedisSetup } from './runtime-choice.js';
 
 export class ConfigError extends Error {
@@ -75,6 +76,7 @@ export const CONFIG_VARIABLES = {
   MCP_REQUEST_STATE_KEY: 'a secret of at least 32 characters, the same in every server process',
   MCP_TASK_UNAWARE_CLIENTS: 'one of auto, handle, inline',
   MCP_TASK_UNAWARE_GRACE_MS: 'a whole number of milliseconds from 0 to 50000',
+  MCP_TASK_PUBLIC_URL: 'an http:// or https:// URL without query or fragment, where callers reach the server',
 } as const;
 
 type Variable = keyof typeof CONFIG_VARIABLES;
@@ -161,6 +163,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     ...(unawareMode !== undefined && { mode: unawareMode as 'auto' | 'handle' | 'inline' }),
     ...(graceMs !== undefined && { graceMs }),
   };
+  const publicUrl = value('MCP_TASK_PUBLIC_URL');
+  if (publicUrl !== undefined) {
+    try {
+      checkPublicUrl(publicUrl);
+    } catch {
+      throw new ConfigError('MCP_TASK_PUBLIC_URL', publicUrl, CONFIG_VARIABLES.MCP_TASK_PUBLIC_URL);
+    }
+  }
   const workers = whole('WORKERS', 0, 10_000);
   const port = whole('PORT', 0, 65_535);
   const lockDurationMs = whole('WORKER_LOCK_MS', 1000, 600_000);

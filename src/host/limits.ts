@@ -39,6 +39,12 @@ export interface TaskServerLimits {
   /** Task reads (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/update`) per principal per second, and the burst. */
   readonly readsPerSecond: number;
   readonly readBurst: number;
+  /** Largest body POSTed to a callback URL, in bytes (413 above it). */
+  readonly maxCallbackBodyBytes: number;
+  /** POSTs to callback URLs per client address per second (429 above it). */
+  readonly callbackPostsPerSecond: number;
+  /** POSTs to one callback URL per minute, whoever sends them (429 above it). */
+  readonly callbackPostsPerTokenPerMinute: number;
   /** Open HTTP connections (`server.maxConnections`). */
   readonly maxConnections: number;
   /** Time for a client to send the request headers. */
@@ -74,6 +80,9 @@ export const DEFAULT_LIMITS: TaskServerLimits = {
   createBurst: 100,
   readsPerSecond: 500,
   readBurst: 1000,
+  maxCallbackBodyBytes: 64 * KIB,
+  callbackPostsPerSecond: 20,
+  callbackPostsPerTokenPerMinute: 10,
   maxConnections: 1000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,

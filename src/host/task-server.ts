@@ -20,7 +20,7 @@ import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
-import type { ClientConnection } from '../http/client-address.js';
+import { type ClientConnection, clientAddressResolver } from '../http/client-address.js';
 import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { type Logger, silentLogger } from '../observe/logger.js';
@@ -47,6 +47,7 @@ import {
 import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { callbackRoute } from './callback-route.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
 import { readNodeJsonBody, requestHead, writeResponse } from './node-http.js';
@@ -145,6 +146,13 @@ export interface TaskServerOptions extends RuntimeChoice {
    * and `MCP_TASK_UNAWARE_GRACE_MS`.
    */
   readonly unawareClients?: UnawareClientsOptions;
+  /**
+   * The base URL the outside world reaches this server at (`https://tasks.example.com`): callback
+   * URLs are `<publicUrl>/callbacks/<token>` (see `ctx.callback`). Default: `MCP_TASK_PUBLIC_URL`;
+   * without either, `ctx.callback` refuses with an error saying so. Every server and worker
+   * process of an app should use the same.
+   */
+  readonly publicUrl?: string;
 }
 
 /** Settings for callers that cannot receive a task (`TaskServerOptions.unawareClients`). */
@@ -317,12 +325,14 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     timelines,
   ]);
   const limits = resolveLimits(options.limits);
+  const publicUrl = options.publicUrl ?? (process.env.MCP_TASK_PUBLIC_URL || undefined);
   const registry = new ToolRegistry({
     manifest: options.manifest,
     instances: options.instances,
     logger,
     observer,
     maxResultBytes: limits.maxResultBytes,
+    ...(publicUrl !== undefined && { publicUrl }),
   });
   const runtime =
     typeof options.runtime === 'function'
@@ -471,6 +481,16 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         ...(typeof dashboardOption === 'object' && { options: dashboardOption }),
       })
     : undefined;
+  const callbacks = callbackRoute({
+    engine,
+    check: (tool, name, payload) => registry.checkCallbackPayload(tool, name, payload),
+    limits,
+    clientAddress: clientAddressResolver(options.http?.trustProxy),
+    observer,
+    logger,
+    ...(rateStore && { store: rateStore }),
+    ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
+  });
   /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
   const dispatch = async (
     request: Request,
@@ -481,7 +501,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     let response: Response;
     try {
       response =
-        (await operator(request, url)) ?? (await dashboard?.handle(request, url, connection)) ?? (await mcp(request));
+        (await operator(request, url)) ??
+        (await callbacks(request, url, connection)) ??
+        (await dashboard?.handle(request, url, connection)) ??
+        (await mcp(request));
     } catch (error) {
       logger.error('HTTP request failed', { err: error, path: url.pathname });
       response = Response.json({ error: 'internal error' }, { status: 500 });

@@ -38,13 +38,18 @@ export interface TaskWorkerProcessOptions {
   readonly logger?: Logger | PinoLike;
   /** Counts this worker's runs for `/metrics` on its health port. */
   readonly metrics?: TaskMetrics;
+  /**
+   * The servers' public base URL, for the callback URLs `ctx.callback` makes here (see
+   * `TaskServerOptions.publicUrl`). Default: `MCP_TASK_PUBLIC_URL`.
+   */
+  readonly publicUrl?: string;
 }
 
 /**
  * Starts a BullMQ worker that runs this app's tasks, taken from the queue the servers sharing
  * `redis` fill. It begins taking jobs at once (`started` resolves when it does); `close()` lets
  * running tasks finish within the shutdown grace period and hands the rest back to the queue.
- * Reads no environment except `MCP_TASK_MAX_RESULT_BYTES`; `runTaskWorkers` is the whole-process
+ * Reads no environment except `MCP_TASK_MAX_RESULT_BYTES` and `MCP_TASK_PUBLIC_URL`; `runTaskWorkers` is the whole-process
  * version with signals and health routes.
  *
  * Throws `RangeError` when `concurrency` is not a whole number of 1 or more, and `ManifestError`
@@ -76,12 +81,14 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
   }
   const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'worker'), options.metrics]);
   const maxResultBytes = options.maxResultBytes ?? limitsFromEnvironment().maxResultBytes;
+  const publicUrl = options.publicUrl ?? (process.env.MCP_TASK_PUBLIC_URL || undefined);
   const registry = new ToolRegistry({
     manifest: options.manifest,
     instances: options.instances,
     logger,
     observer,
     ...(maxResultBytes !== undefined && { maxResultBytes }),
+    ...(publicUrl !== undefined && { publicUrl }),
   });
   return new TaskWorker({
     ...setup.worker,

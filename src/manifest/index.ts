@@ -5,6 +5,7 @@
  */
 export type {
   AnyClass,
+  CallbackDefinition,
   ClientCapabilityName,
   JsonSchema,
   QuestionDefinition,

@@ -187,12 +187,26 @@ function describe(event: LifecycleEvent): {
     case 'paused':
       return { level: 'info', message: 'task paused for input', data: { keys: event.keys } };
     case 'parked':
+      if (event.reason === 'callback') {
+        return {
+          level: 'info',
+          message: `task parked (${event.reason})`,
+          data: { reason: event.reason, name: event.name },
+        };
+      }
       return {
         level: 'info',
         message: `task parked (${event.reason}) until ${new Date(event.until).toISOString()}`,
         data: { reason: event.reason, key: event.key, until: new Date(event.until).toISOString() },
       };
     case 'woke':
+      if (event.reason === 'callback') {
+        return {
+          level: 'info',
+          message: `task woke (${event.reason})`,
+          data: { reason: event.reason, name: event.name, outcome: event.outcome },
+        };
+      }
       return {
         level: 'info',
         message: `task woke (${event.reason})`,
@@ -202,6 +216,12 @@ function describe(event: LifecycleEvent): {
           until: new Date(event.until).toISOString(),
           lateMs: event.lateMs,
         },
+      };
+    case 'callback_posted':
+      return {
+        level: event.status < 300 ? 'info' : 'warn',
+        message: 'task callback posted',
+        data: { name: event.name, source: event.source ?? 'unknown', status: event.status },
       };
     case 'completed':
       return { level: 'info', message: 'task completed', data: { durationMs: event.durationMs, runMs: event.runMs } };

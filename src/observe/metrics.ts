@@ -169,6 +169,16 @@ export class TaskMetrics implements TaskObserver {
           for (const [reason, count] of Object.entries((await read())?.waiting ?? {})) this.set({ reason }, count);
         },
       });
+      new Gauge({
+        name: 'mcp_task_parked_tasks',
+        help: 'Tasks waiting without a worker, by reason (input, sleep, callback, children), as the runtime counts them.',
+        labelNames: ['reason'],
+        registers,
+        async collect() {
+          this.reset();
+          for (const [reason, count] of Object.entries((await read())?.parked ?? {})) this.set({ reason }, count);
+        },
+      });
     }
     const { sessions, streams } = sources;
     if (sessions) {

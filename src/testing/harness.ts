@@ -19,6 +19,7 @@ import {
 import type { TaskPolicy } from '../engine/policy.js';
 import { createTaskServer, type TaskServer } from '../host/task-server.js';
 import { silentLogger } from '../observe/logger.js';
+import { MemoryTaskRuntime } from '../runtime/memory/memory-runtime.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { type ScriptedAnswers, scriptedAnswer } from './answers.js';
 import { createTestClock, type TestClock } from './clock.js';
@@ -66,12 +67,19 @@ export interface TestHarness<Client = TaskClient> {
   readonly clock: TestClock;
   readonly dialect: '2025-11-25' | '2026-07-28';
   readonly runtime: 'memory' | 'bullmq';
+  /**
+   * POSTs `payload` (as JSON) to a callback URL a task made (`hook.url`), through the server's
+   * own route, as an outside system would; resolves with the HTTP status and the JSON answer
+   * (200 taken; 400 not fitting the payload schema, the task keeps waiting; 404, 409, 410).
+   */
+  deliverCallback(url: string, payload: unknown): Promise<{ status: number; body: unknown }>;
   /** Calls a tool as a task; scripted answers answer its questions. */
   call(tool: string, args?: Record<string, unknown>, options?: CallOptions): Promise<TaskCall>;
   close(): Promise<void>;
 }
 
-const HARNESS_URL = 'http://127.0.0.1/mcp';
+const HARNESS_ORIGIN = 'http://127.0.0.1';
+const HARNESS_URL = `${HARNESS_ORIGIN}/mcp`;
 
 /**
  * Serves `app` with the real `createTaskServer`, reached through its `fetch` (no socket), and
@@ -121,6 +129,8 @@ export async function createTestHarness<Client = TaskClient>(
     manifest: app.manifest,
     instances: app.instances,
     logger: silentLogger,
+    // Callback URLs point at the harness's own address; `deliverCallback` posts to them.
+    publicUrl: HARNESS_ORIGIN,
     ...(options.policy && { policy: options.policy }),
     ...(runtime === 'bullmq'
       ? // A prefix of its own: tests sharing a Redis never see each other's keys.
@@ -158,7 +168,18 @@ export async function createTestHarness<Client = TaskClient>(
           throw new Error('clock.advance: the BullMQ runtime expires tasks and wakes sleeps by Redis time');
         }
         clock.advance(ms);
+        // Callback timeouts the clock passed fire now, not after the real time.
+        if (server.runtime instanceof MemoryTaskRuntime) server.runtime.clockMoved();
       },
+    },
+    async deliverCallback(url, payload) {
+      const request = new Request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', host: new URL(url).host },
+        body: JSON.stringify(payload),
+      });
+      const response = await server.fetch(request, { remoteAddress: '127.0.0.1' });
+      return { status: response.status, body: await response.json() };
     },
     dialect: tasks.dialect,
     runtime,

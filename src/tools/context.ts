@@ -92,6 +92,26 @@ export interface TaskContext<Questions extends object = QuestionMap> {
    * ```
    */
   sleep(duration: Duration, options?: SleepOptions): Promise<void>;
+  /**
+   * Makes a callback URL an outside system POSTs JSON to when it is done (a CI run, a payment
+   * provider): `hook.url` is `<publicUrl>/callbacks/<token>`; `await hook.wait()` parks the task
+   * (`working`, `waiting for callback <name>`, no worker held) until the POST comes or
+   * `timeoutMs` passes. `mcp-taskgen` reads `Payload` and generates its schema; a POST that does
+   * not fit it is refused (HTTP 400) and the task keeps waiting. A run replayed after a pause
+   * gets the same hook back (same id, same URL), never a new one. Needs a task (not an inline
+   * call), a public base URL (`publicUrl` or `MCP_TASK_PUBLIC_URL`), and a timeout within the
+   * task's TTL.
+   *
+   * @example
+   * ```ts
+   * const hook = await ctx.callback<{ conclusion: 'success' | 'failure' }>('ci', { timeoutMs: 3_600_000 });
+   * await ctx.step('start', () => ci.start({ notify: hook.url }));
+   * const outcome = await hook.wait();
+   * if (outcome.status === 'timed_out') return { passed: false };
+   * return { passed: outcome.payload.conclusion === 'success' };
+   * ```
+   */
+  callback<Payload = unknown>(name: string, options?: CallbackOptions): Promise<CallbackHook<Payload>>;
 }
 
 /** Per-call options of `ctx.sleep`. */
@@ -103,6 +123,30 @@ export interface SleepOptions {
    */
   readonly name?: string;
 }
+
+/** Per-call options of `ctx.callback`. */
+export interface CallbackOptions {
+  /**
+   * How long the hook waits for its POST, in milliseconds, from its first making (a replay does
+   * not restart it). Default: until the task expires; a timeout past the task's TTL is refused.
+   */
+  readonly timeoutMs?: number;
+}
+
+/** What `ctx.callback` returns: the URL to hand out, and the wait for its POST. */
+export interface CallbackHook<Payload = unknown> {
+  /** A public id of the hook (for logs; not a capability). */
+  readonly id: string;
+  /** Where the outside system POSTs its JSON payload: the token in it is the only capability. */
+  readonly url: string;
+  /** Parks the task until the payload comes (`received`) or the timeout passes (`timed_out`). */
+  wait(): Promise<CallbackOutcome<Payload>>;
+}
+
+/** How a callback wait ended. */
+export type CallbackOutcome<Payload = unknown> =
+  | { readonly status: 'received'; readonly payload: Payload }
+  | { readonly status: 'timed_out' };
 
 /** The default question map: any question, loosely typed answers. */
 export type QuestionMap = Record<string, Record<string, unknown>>;

@@ -53,6 +53,16 @@ export interface QuestionDefinition {
 }
 
 /**
+ * One `ctx.callback<Payload>(name)` hook in generated code: its name, the JSON Schema of its
+ * payload, and the zod schema a POSTed body is checked with.
+ */
+export interface CallbackDefinition {
+  readonly name: string;
+  readonly schema: JsonSchema;
+  readonly payload: z.ZodType;
+}
+
+/**
  * One tool as `mcp-taskgen` writes it: the wire description (name, schemas, task support), the
  * zod schemas the runtime validates with, and the `invoke` arrow that calls the method. Written by
  * the generator and read by the runtime; nothing else should build one.
@@ -108,6 +118,8 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   readonly output?: z.ZodType;
   readonly result: ResultShape;
   readonly questions?: readonly QuestionDefinition[];
+  /** The `ctx.callback` hooks the method makes, by name (see `CallbackDefinition`). */
+  readonly callbacks?: readonly CallbackDefinition[];
   /** The class that declares the method, and the method's name on its prototype. */
   readonly target: { readonly class: AnyClass<Target>; readonly method: string };
   /** Where the method is declared (`src/reports.ts:14:3`), for error messages. */

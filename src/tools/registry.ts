@@ -11,6 +11,7 @@ import {
   retryPolicyProblems,
   TIMEOUT_GRACE_MS,
 } from '../engine/attempts.js';
+import type { CallbackRequest } from '../engine/callbacks.js';
 import { AttemptFailed, isTaskPaused } from '../engine/errors.js';
 import {
   factsOf,
@@ -20,14 +21,14 @@ import {
   type TaskFacts,
   type TaskObserver,
 } from '../engine/lifecycle.js';
-import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
+import type { ExecutionControl, RuntimeCallback, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
 import { MAX_PRIORITY } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { childLogger, type Logger, silentLogger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
-import type { TaskContext, TaskProgress } from './context.js';
+import type { CallbackHook, CallbackOptions, TaskContext, TaskProgress } from './context.js';
 import {
   MANIFEST_FORMAT_VERSION,
   type QuestionDefinition,
@@ -57,6 +58,11 @@ export interface ToolRegistryOptions {
    * what the method returns later is discarded.
    */
   readonly timeoutGraceMs?: number;
+  /**
+   * The base of callback URLs (`<publicUrl>/callbacks/<token>`), as the outside world reaches
+   * the server: `ctx.callback` refuses to make a hook without it.
+   */
+  readonly publicUrl?: string;
 }
 
 export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
@@ -102,6 +108,8 @@ interface RunControl {
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
   /** How this run sleeps durably (see `ExecutionControl.sleep`); without it a sleep waits in place. */
   readonly sleep?: (key: string, durationMs: number) => Promise<void>;
+  /** How this run makes callback hooks (see `ExecutionControl.callback`). */
+  readonly callback?: (key: string, request: CallbackRequest) => Promise<RuntimeCallback>;
   readonly onLog?: LogListener;
   /** Hears what a failing method threw, and a result that does not match its declared type. */
   readonly onThrown?: (error: unknown) => void;
@@ -117,9 +125,11 @@ export class ToolRegistry implements TaskExecutor {
   private readonly maxResultBytes: number;
   private observer: TaskObserver;
   private readonly timeoutGraceMs: number;
+  private readonly publicUrl: string | undefined;
 
   constructor(options: ToolRegistryOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.publicUrl = options.publicUrl === undefined ? undefined : checkPublicUrl(options.publicUrl);
     this.timeoutGraceMs = options.timeoutGraceMs ?? TIMEOUT_GRACE_MS;
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.observer = options.observer ?? noObserver;
@@ -256,6 +266,26 @@ export class ToolRegistry implements TaskExecutor {
                     }
                   },
                 }),
+                ...(control.callback && {
+                  callback: async (key: string, request: CallbackRequest) => {
+                    limit.throwIfAbandoned();
+                    const made = await (control.callback as NonNullable<ExecutionControl['callback']>)(key, request);
+                    return {
+                      id: made.id,
+                      token: made.token,
+                      wait: async () => {
+                        limit.throwIfAbandoned();
+                        // The wait for the outside world does not count against the attempt's timeout.
+                        limit.pause();
+                        try {
+                          return await made.wait();
+                        } finally {
+                          limit.resume();
+                        }
+                      },
+                    };
+                  },
+                }),
                 onThrown: (error) => {
                   thrown = error;
                 },
@@ -363,6 +393,23 @@ export class ToolRegistry implements TaskExecutor {
     return parsed.success ? undefined : describeIssues(parsed.error.issues);
   }
 
+  /**
+   * Checks a POSTed callback payload against the schema `mcp-taskgen` generated for the hook
+   * `name` of `toolName`: the parsed payload, or the problem naming the field.
+   */
+  checkCallbackPayload(
+    toolName: string,
+    name: string,
+    payload: unknown,
+  ): { readonly ok: true; readonly payload: unknown } | { readonly ok: false; readonly problem: string } {
+    const definition = this.tools.get(toolName)?.callbacks?.find((callback) => callback.name === name);
+    if (!definition) return { ok: false, problem: `the task declares no callback named '${name}'` };
+    const parsed = definition.payload.safeParse(payload);
+    return parsed.success
+      ? { ok: true, payload: parsed.data }
+      : { ok: false, problem: describeIssues(parsed.error.issues, '(payload)') };
+  }
+
   private async run(tool: TaskToolDefinition, rawArgs: unknown, control: RunControl): Promise<TaskOutcome> {
     const { taskId, signal, progress } = control;
     const instance = this.instances.get(tool);
@@ -387,6 +434,7 @@ export class ToolRegistry implements TaskExecutor {
       input: questionAsker(tool, control),
       step: (name, work) => (control.step ? control.step(name, async () => work()) : Promise.resolve(work())),
       sleep: sleeper(control),
+      callback: callbackMaker(tool, control, this.publicUrl) as TaskContext['callback'],
     };
     try {
       const value = await tool.invoke(instance, args, ctx);
@@ -700,6 +748,88 @@ async function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** Names a callback may have: they become keys and log fields. */
+const CALLBACK_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** The base URL without its trailing slash; throws naming the option when it is not http(s). */
+export function checkPublicUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new RangeError(
+      `publicUrl (MCP_TASK_PUBLIC_URL) must be an http:// or https:// URL, got ${JSON.stringify(raw)}`,
+    );
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    throw new RangeError(
+      `publicUrl (MCP_TASK_PUBLIC_URL) must be an http:// or https:// URL without query or fragment, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/**
+ * `ctx.callback` for one run. Keys come from the name and how often this run made it (`ci`,
+ * `ci-2`, ...), so a replayed run meets the same keys in the same order and gets the same hooks.
+ */
+function callbackMaker(
+  tool: TaskToolDefinition,
+  control: RunControl,
+  publicUrl: string | undefined,
+): (name: string, options?: CallbackOptions) => Promise<CallbackHook> {
+  const made = new Map<string, number>();
+  return async (name, options = {}) => {
+    if (typeof name !== 'string' || !CALLBACK_NAME.test(name)) {
+      throw new Error(
+        `${tool.name}: ctx.callback needs a name of 1 to 64 letters, digits, '_', '-' or '.', got ${JSON.stringify(name)}`,
+      );
+    }
+    const definition = tool.callbacks?.find((callback) => callback.name === name);
+    if (!definition) {
+      throw new Error(
+        `${tool.name} made callback '${name}', but the generated manifest has no schema for it: ` +
+          `write ctx.callback<Payload>('${name}', ...) in ${tool.target.class.name}.${tool.target.method} and run mcp-taskgen`,
+      );
+    }
+    if (!control.callback) {
+      throw new JsonRpcError(
+        JsonRpcErrorCode.InvalidRequest,
+        `Tool ${tool.name} makes callback '${name}', which needs a task (and a runtime with callbacks): call it as a task`,
+      );
+    }
+    if (publicUrl === undefined) {
+      throw new Error(
+        `${tool.name}: ctx.callback('${name}') needs the public base URL the outside world reaches this server at: ` +
+          'set publicUrl (createTaskServer, runTaskServer, runTaskWorkers) or MCP_TASK_PUBLIC_URL',
+      );
+    }
+    const count = (made.get(name) ?? 0) + 1;
+    made.set(name, count);
+    const key = count === 1 ? name : `${name}-${count}`;
+    const hook = await control.callback(key, {
+      name,
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    });
+    return {
+      id: hook.id,
+      url: `${publicUrl}/callbacks/${hook.token}`,
+      wait: async () => {
+        const result = await hook.wait();
+        if (result.status === 'timed_out') return { status: 'timed_out' };
+        // Checked when it was POSTed; parsed again so the method gets zod's output (defaults, dates).
+        const parsed = definition.payload.safeParse(result.payload);
+        if (!parsed.success) {
+          throw new Error(
+            `The payload of callback '${key}' does not fit its schema: ${describeIssues(parsed.error.issues, '(payload)')}`,
+          );
+        }
+        return { status: 'received', payload: parsed.data };
+      },
+    };
+  };
 }
 
 /** `path.to.field: message; ...`, naming `whole` when an issue is about the value itself. */

@@ -6,7 +6,7 @@
  * report progress or wait for cancellation); the runtime under test is always the real one.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Caller, TaskEngine } from '../../src/engine/engine.js';
+import { type CallbackCheck, type Caller, TaskEngine } from '../../src/engine/engine.js';
 import type { AnswerCheck } from '../../src/engine/inputs.js';
 import type { TaskPolicy } from '../../src/engine/policy.js';
 import type { ExecutionControl, TaskEvent, TaskExecutor, TaskRuntime } from '../../src/engine/runtime.js';
@@ -106,6 +106,17 @@ export class ScriptedExecutor implements TaskExecutor {
         this.woke.set(record.taskId, (this.woke.get(record.taskId) ?? 0) + 1);
         return ok(`${stamped}:slept`);
       }
+      case 'callback': {
+        // A side effect before the hook, memoised; the hook itself must come back the same on a replay.
+        const stamped = await control.step('stamp', async () => this.sideEffect(record.taskId));
+        if (!control.callback) throw new Error('this runtime offers no callbacks');
+        const { timeoutMs } = record.args as { timeoutMs?: number };
+        const hook = await control.callback('ci', { name: 'ci', ...(timeoutMs !== undefined && { timeoutMs }) });
+        this.tokens.set(record.taskId, [...(this.tokens.get(record.taskId) ?? []), hook.token]);
+        const result = await hook.wait();
+        const payload = result.status === 'received' ? JSON.stringify(result.payload) : '';
+        return ok(`${stamped}:${result.status}:${payload}`);
+      }
       default:
         throw new Error(`unknown script ${script}`);
     }
@@ -127,6 +138,8 @@ export class ScriptedExecutor implements TaskExecutor {
 
   /** Runs of `sleep` that got past the sleep, per task. */
   readonly woke = new Map<string, number>();
+  /** The callback token each run of a task got, in order (a replay must get the same). */
+  readonly tokens = new Map<string, string[]>();
 
   /** Side effects run, per task: the contract asks for exactly one each. */
   readonly sideEffects = new Map<string, number>();
@@ -156,12 +169,27 @@ function question(name: string, message: string): PendingInput {
   };
 }
 
+/** Accepts callback payloads whose `value` is a string, naming the field otherwise. */
+const stringPayloads = (_tool: string, _name: string, payload: unknown): CallbackCheck =>
+  typeof (payload as { value?: unknown } | null)?.value === 'string'
+    ? { ok: true, payload }
+    : { ok: false, problem: 'value: expected a string' };
+
 /** Accepts answers whose `value` is a string; anything else is refused with a reason. */
 const stringValues: AnswerCheck = (_pending, answer) =>
   answer.action !== 'accept' || typeof answer.content?.value === 'string' ? undefined : 'value must be a string';
 
 function ok(text: string): TaskOutcome {
   return { kind: 'result', result: { content: [{ type: 'text', text }] }, isError: false };
+}
+
+/** Resolves once `check` holds (tried every 20 ms, for at most 10 s). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let tries = 0; tries < 500; tries++) {
+    if (await check()) return;
+    await sleep(20);
+  }
+  throw new Error('the condition never held');
 }
 
 export function describeRuntimeContract(name: string, factory: RuntimeFactory): void {
@@ -885,6 +913,98 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         expect(cancelled.inputRequests).toBeUndefined();
         await sleep(100);
         expect((await engine.get(ALICE, task.taskId)).status).toBe('cancelled');
+      });
+    });
+
+    describe('callbacks', () => {
+      /** The task's hook token once the method made it and parked on it. */
+      const parkedOnCallback = async (engine: TaskEngine, taskId: string): Promise<string> => {
+        const waiting = await engine.waitFor(ALICE, taskId, (r) => r.statusMessage === 'waiting for callback ci');
+        expect(waiting.status).toBe('working');
+        const token = executor.tokens.get(taskId)?.[0];
+        if (!token) throw new Error('no token');
+        return token;
+      };
+
+      it('parks working on "waiting for callback ci", takes one payload, and replays the same hook', async () => {
+        const engine = await setUp(1);
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback' } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        // Counted as parked for a callback (the mcp_task_parked_tasks gauge), once it let go of its slot.
+        const runtime = current?.runtime as TaskRuntime;
+        await until(async () => (await runtime.stats?.())?.parked?.callback === 1);
+        // The run holds no slot meanwhile: another task runs on the only one.
+        const other = await engine.create(BOB, { tool: 't', args: { script: 'finish' } });
+        expect((await engine.waitForTerminal(BOB, other.taskId)).status).toBe('completed');
+        expect(await engine.deliverCallback(token, { value: 'green' }, stringPayloads)).toMatchObject({
+          status: 'received',
+          name: 'ci',
+          task: { taskId: task.taskId },
+        });
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:received:{"value":"green"}' }] } });
+        expect((await runtime.stats?.())?.parked?.callback).toBe(0);
+        expect(done.callbacks?.ci).toMatchObject({ name: 'ci', status: 'received', payload: { value: 'green' } });
+        // Every run of the method (one in place, or one per replay) got the same hook.
+        const tokens = executor.tokens.get(task.taskId) ?? [];
+        expect(new Set(tokens)).toEqual(new Set([token]));
+        expect(executor.sideEffects.get(task.taskId)).toBe(1);
+        // Single use: a second POST changes nothing.
+        expect((await engine.deliverCallback(token, { value: 'red' }, stringPayloads)).status).toBe('ended');
+      });
+
+      it('refuses a payload that does not fit, keeps waiting, then refuses a second payload as used', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback', timeoutMs: 60_000 } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        expect(await engine.deliverCallback(token, { value: 42 }, stringPayloads)).toMatchObject({
+          status: 'invalid',
+          problem: 'value: expected a string',
+        });
+        const still = await engine.get(ALICE, task.taskId);
+        expect(still.status).toBe('working');
+        expect(still.callbacks?.ci?.status).toBe('waiting');
+        expect((await engine.deliverCallback(token, { value: 'ok' }, stringPayloads)).status).toBe('received');
+        // Whether the run has ended yet or not, the hook took its one payload.
+        const second = await engine.deliverCallback(token, { value: 'again' }, stringPayloads);
+        expect(['used', 'ended']).toContain(second.status);
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:received:{"value":"ok"}' }] } });
+      });
+
+      it('knows no unknown token, and voids the tokens of a cancelled task', async () => {
+        const engine = await setUp();
+        expect((await engine.deliverCallback('A'.repeat(32), { value: 'x' }, stringPayloads)).status).toBe('unknown');
+        expect((await engine.deliverCallback('not a token', { value: 'x' }, stringPayloads)).status).toBe('unknown');
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback' } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        await engine.cancel(ALICE, task.taskId);
+        expect((await engine.deliverCallback(token, { value: 'x' }, stringPayloads)).status).toBe('ended');
+        await sleep(100);
+        const after = await engine.get(ALICE, task.taskId);
+        expect(after.status).toBe('cancelled');
+        expect(after.callbacks?.ci?.status).toBe('waiting');
+      });
+
+      it('wakes the method with timed_out at its timeout, and refuses a POST after it', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback', timeoutMs: 400 } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.outcome).toMatchObject({ result: { content: [{ text: 'effect-1:timed_out:' }] } });
+        expect(done.callbacks?.ci?.status).toBe('timed_out');
+        expect((await engine.deliverCallback(token, { value: 'late' }, stringPayloads)).status).toBe('ended');
+      });
+
+      it('refuses a timeout past the task TTL at the call, naming both', async () => {
+        const engine = await setUp(8, { defaultTtlMs: 60_000 });
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback', timeoutMs: 3_600_000 } });
+        const done = await engine.waitForTerminal(ALICE, task.taskId);
+        expect(done.status).toBe('failed');
+        expect(JSON.stringify(done.outcome)).toMatch(
+          /timeoutMs 3600000 ends after the task expires \(its TTL is 60000 ms/,
+        );
+        expect(done.callbacks).toBeUndefined();
       });
     });
 

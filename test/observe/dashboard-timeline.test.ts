@@ -22,6 +22,36 @@ const base = {
 const ann = { taskId: 't-1', tool: 'fetch', principal: 'sub:ann' };
 
 describe('task timelines', () => {
+  it('show a callback hook made, the wait, and its end, from the record', () => {
+    const timelines = new TaskTimelines(() => 9);
+    const hook = {
+      name: 'ci',
+      id: 'cb_x',
+      token: 'secret-token',
+      createdAt: 2,
+      timeoutAt: 60_000,
+      status: 'waiting' as const,
+    };
+    timelines.record(base);
+    timelines.record({ ...base, lastUpdatedAt: 2, callbacks: { ci: hook } });
+    timelines.record({ ...base, lastUpdatedAt: 3, statusMessage: 'waiting for callback ci', callbacks: { ci: hook } });
+    const received = {
+      ...base,
+      lastUpdatedAt: 4,
+      callbacks: { ci: { ...hook, status: 'received' as const, payload: { ok: 1 } } },
+    };
+    timelines.record(received);
+    const entries = timelines.of(received);
+    expect(entries.map(({ kind, text }) => [kind, text])).toEqual([
+      ['created', 'created (kept until 1970-01-01T00:01:00.001Z)'],
+      ['parked', 'callback ci (ci) made, times out 1970-01-01T00:01:00.000Z'],
+      ['message', 'waiting for callback ci'],
+      ['woke', 'callback ci (ci) received'],
+    ]);
+    // Neither the token nor the payload reaches the timeline.
+    expect(JSON.stringify(entries)).not.toMatch(/secret-token|"ok"/);
+  });
+
   it('name a retry wait as a retry and a priority on the creation', () => {
     const timelines = new TaskTimelines(() => 5);
     timelines.record({ ...base, priority: 3 });

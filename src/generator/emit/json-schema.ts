@@ -6,6 +6,7 @@
  * schemas close them and list defaulted properties as required (zod fills them in).
  */
 import type {
+  CallbackIR,
   JsonValue,
   ManifestIR,
   NamedTypeIR,
@@ -52,6 +53,11 @@ function topLevelUnionSchema(type: UnionTypeIR, ir: ManifestIR): JsonObject {
 /** Elicitation's restricted schema: a flat object, no references. */
 export function questionSchema(question: QuestionIR): JsonObject {
   return new SchemaBuilder('input', { sourceFiles: [], types: {}, tools: [] }).object(question.answer);
+}
+
+/** The JSON Schema of a callback's payload, with the named types it uses in `$defs`. */
+export function callbackPayloadSchema(callback: CallbackIR, ir: ManifestIR): JsonObject {
+  return topLevelSchema(callback.payload, 'input', ir);
 }
 
 function topLevelSchema(type: ObjectTypeIR | RefTypeIR, side: SchemaSide, ir: ManifestIR): JsonObject {

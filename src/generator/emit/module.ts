@@ -8,7 +8,7 @@ import type { CallArgumentIR, ManifestIR, QuestionIR, ToolIR, TypeIR } from '../
 import { namesReferencedBy, remembered, someType } from '../ir-walk.js';
 import { compareStrings } from '../naming.js';
 import { type EmitCache, type EmitInputs, fingerprint } from './emit-cache.js';
-import { questionSchema, toolInputSchema, toolOutputSchema } from './json-schema.js';
+import { callbackPayloadSchema, questionSchema, toolInputSchema, toolOutputSchema } from './json-schema.js';
 import {
   allocateNames,
   enumImports,
@@ -142,7 +142,8 @@ function usesUndefinedValue(ir: ManifestIR): boolean {
       (tool) =>
         hasRequiredUndefinedKey(tool.input) ||
         ('type' in tool.output && hasRequiredUndefinedKey(tool.output.type)) ||
-        tool.questions.some((question) => hasRequiredUndefinedKey(question.answer)),
+        tool.questions.some((question) => hasRequiredUndefinedKey(question.answer)) ||
+        (tool.callbacks ?? []).some((callback) => hasRequiredUndefinedKey(callback.payload)),
     )
   );
 }
@@ -204,7 +205,8 @@ function manifest(entries: readonly Code[]): Code {
   ]);
 }
 
-function toolEntry(tool: ToolIR, { ir, names }: EmitInputs): Code {
+function toolEntry(tool: ToolIR, inputs: EmitInputs): Code {
+  const { ir, names } = inputs;
   const classBinding = names.classBinding(tool.target);
   const inputName = names.toolInput(tool.name);
   const outputSchema = toolOutputSchema(tool, ir);
@@ -231,6 +233,20 @@ function toolEntry(tool: ToolIR, { ir, names }: EmitInputs): Code {
     entries.push([
       'questions',
       { kind: 'array', items: tool.questions.map((question) => questionEntry(question, names)) },
+    ]);
+  if (tool.callbacks && tool.callbacks.length > 0)
+    entries.push([
+      'callbacks',
+      {
+        kind: 'array',
+        items: tool.callbacks.map((callback) =>
+          object([
+            ['name', value(callback.name)],
+            ['schema', value(callbackPayloadSchema(callback, inputs.ir))],
+            ['payload', zodType(callback.payload, zodContext('input', inputs))],
+          ]),
+        ),
+      },
     ]);
   entries.push([
     'target',

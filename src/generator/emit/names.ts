@@ -63,6 +63,7 @@ function computeSchemaUnits(ir: ManifestIR): SchemaUnit[] {
   for (const tool of ir.tools) {
     visit(tool.input, 'input');
     if (hasOutputSchema(tool)) visit(tool.output.type, 'output');
+    for (const callback of tool.callbacks ?? []) visit(callback.payload, 'input');
   }
   const units: SchemaUnit[] = [];
   for (const name of Object.keys(ir.types).sort(compareStrings)) {
@@ -170,6 +171,7 @@ export function enumImports(ir: ManifestIR): ReadonlyMap<string, string> {
       collect(tool.input);
       if ('type' in tool.output) collect(tool.output.type);
       for (const question of tool.questions) collect(question.answer);
+      for (const callback of tool.callbacks ?? []) collect(callback.payload);
     }
     return found;
   });

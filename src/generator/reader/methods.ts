@@ -16,6 +16,7 @@ import {
 import { DiagnosticCode } from '../diagnostics.js';
 import type {
   CallArgumentIR,
+  CallbackIR,
   JsonValue,
   ObjectTypeIR,
   OutputIR,
@@ -127,7 +128,8 @@ export class MethodReader {
     const output = this.readOutput(method, kind, label);
     const questions = this.readQuestions(decorated.questions, label);
     const contextAgrees = this.checkContextQuestions(method, decorated.questions, label);
-    if (!exportName || !eligible || !options || !parameters || !output || !questions || !contextAgrees) {
+    const callbacks = this.readCallbacks(method, kind, label);
+    if (!exportName || !eligible || !options || !parameters || !output || !questions || !contextAgrees || !callbacks) {
       return undefined;
     }
 
@@ -175,6 +177,7 @@ export class MethodReader {
       call: parameters.call,
       output,
       questions,
+      ...(callbacks.length > 0 && { callbacks }),
     };
     return { tool, nameNode };
   }
@@ -583,6 +586,83 @@ export class MethodReader {
       default:
         return { result: 'json', type };
     }
+  }
+
+  /**
+   * The hooks the method makes: every `<ctx>.callback<Payload>('name', ...)` in its body whose
+   * receiver is a `TaskContext`. One name may be made more than once (keys `name`, `name-2`),
+   * always with the same payload type.
+   */
+  private readCallbacks(method: MethodDeclaration, kind: 'task' | 'tool', label: string): CallbackIR[] | undefined {
+    const found = new Map<string, { ir: CallbackIR; shape: string }>();
+    let valid = true;
+    const fail = (node: Node, message: string, hint: string) => {
+      this.sink.error(DiagnosticCode.InvalidCallback, node, `${label}: ${message}`, hint);
+      valid = false;
+    };
+    for (const call of method.getDescendantsOfKind(SyntaxKind.CallExpression)) {
+      const callee = call.getExpression();
+      if (!Node.isPropertyAccessExpression(callee) || callee.getName() !== 'callback') continue;
+      const receiver = withoutUndefined(callee.getExpression().getType());
+      if (!receiver.some((member) => this.tags.roleOfType(member) === 'context')) continue;
+      if (kind === 'tool') {
+        fail(call, 'ctx.callback needs a task, and a @Tool method never runs as one', 'Make the method a @Task.');
+        continue;
+      }
+      const [nameArgument] = call.getArguments();
+      const name = nameArgument ? evaluateLiteral(nameArgument) : undefined;
+      if (!name?.ok || typeof name.value !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(name.value)) {
+        fail(
+          nameArgument ?? call,
+          'ctx.callback needs a string literal name of 1 to 64 letters, digits, `_`, `-` or `.` as its first argument',
+          "Write ctx.callback<Payload>('ci', { timeoutMs: 3_600_000 }).",
+        );
+        continue;
+      }
+      const typeArgument = call.getTypeArguments()[0];
+      if (!typeArgument) {
+        fail(
+          call,
+          `ctx.callback('${name.value}') needs the payload type as its type argument`,
+          `Write ctx.callback<{ status: string }>('${name.value}', ...).`,
+        );
+        continue;
+      }
+      const subject = `payload of callback '${name.value}' on ${label}`;
+      const read = this.types.read(typeArgument.getType(), { node: typeArgument, subject });
+      if (!read) {
+        valid = false;
+        continue;
+      }
+      if (read.kind !== 'object' && read.kind !== 'ref') {
+        fail(
+          typeArgument,
+          `${subject}: a callback payload must be an object (the POSTed JSON body), not ${describeKind(read)}`,
+          'Wrap the value in an object: { value: ... }.',
+        );
+        continue;
+      }
+      const shape = JSON.stringify(read);
+      const earlier = found.get(name.value);
+      if (earlier && earlier.shape !== shape) {
+        fail(
+          typeArgument,
+          `callback '${name.value}' is made with two payload types`,
+          'Use one payload type per callback name, or give the callbacks different names.',
+        );
+        continue;
+      }
+      if (!earlier) {
+        found.set(name.value, {
+          shape,
+          ir: { name: name.value, payload: read, source: sourceReference(call, this.rootDir) },
+        });
+      }
+    }
+    if (!valid) return undefined;
+    return [...found.values()]
+      .map((entry) => entry.ir)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   private readQuestions(decorators: readonly Decorator[], label: string): QuestionIR[] | undefined {

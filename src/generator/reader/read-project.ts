@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Decorator, type MethodDeclaration, Node, Project, type SourceFile, SyntaxKind, ts } from 'ts-morph';
 import { type Diagnostic, DiagnosticCode, type SourceLocation, sortDiagnostics } from '../diagnostics.js';
-import type { ManifestIR, NamedTypeIR, ToolIR, TypeIR } from '../ir.js';
+import type { CallbackIR, ManifestIR, NamedTypeIR, ToolIR, TypeIR } from '../ir.js';
 import { mapType, namesReferencedBy, referencedNames, remembered } from '../ir-walk.js';
 import { compareStrings } from '../naming.js';
 import { type DecoratedMethod, MethodReader } from './methods.js';
@@ -251,6 +251,7 @@ function usedDefinitions(
   for (const { tool } of tools) {
     visit(tool.input);
     if ('type' in tool.output) visit(tool.output.type);
+    for (const callback of tool.callbacks ?? []) visit(callback.payload);
   }
   return used;
 }
@@ -436,7 +437,11 @@ function finalizeTypes(
   const renamedTools = tools.map((tool) =>
     memo.tool(tool, (read): ToolIR => {
       const output = 'type' in read.output ? { ...read.output, type: rename(read.output.type) } : read.output;
-      return { ...read, input: rename(read.input) as ToolIR['input'], output };
+      const callbacks = read.callbacks?.map((callback) => ({
+        ...callback,
+        payload: rename(callback.payload) as CallbackIR['payload'],
+      }));
+      return { ...read, input: rename(read.input) as ToolIR['input'], output, ...(callbacks && { callbacks }) };
     }),
   );
   const renamedDefinitions = new Map<string, NamedTypeIR>();
@@ -460,6 +465,7 @@ function finalizeTypes(
   for (const tool of renamedTools) {
     visit(tool.input);
     if ('type' in tool.output) visit(tool.output.type);
+    for (const callback of tool.callbacks ?? []) visit(callback.payload);
   }
 
   const types: { [name: string]: NamedTypeIR } = {};

@@ -89,6 +89,12 @@ export interface RuntimeNames {
    * counts it (see parked-tasks.ts).
    */
   parked(reason: string): string;
+  /**
+   * `{ taskId, key }` of the callback hook whose token has this SHA-256 digest (base64url),
+   * until the task expires. No hash tag: each is read and written alone, and spreads over the
+   * cluster; the token itself is never part of a key.
+   */
+  callbackToken(digest: string): string;
 }
 
 export const DEFAULT_PREFIX = 'mcp';
@@ -134,6 +140,7 @@ export function runtimeNames(
       return `${prefix}::{${queue}.slots.${tag}}:${cap}`;
     },
     parked: (reason) => `${prefix}::{${queue}.parked}:${reason}`,
+    callbackToken: (digest) => `${channelBase}:callback:${digest}`,
   };
 }
 

@@ -4,9 +4,11 @@
  * `TaskWorker`s, in this process (`worker` option) or in any number of others.
  */
 
+import { type CallbackAddress, callbackTokenHash } from '../../engine/callbacks.js';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
 import type {
+  CallbackDeliveryResult,
   CreateOptions,
   IdempotencyClaim,
   ListPage,
@@ -306,6 +308,32 @@ export class BullmqTaskRuntime implements TaskRuntime {
         await this.queueOf(taskId).resume(taskId);
       }
       return result?.record;
+    });
+  }
+
+  /**
+   * The token's digest names the task and key; the change is one compare-and-set script on the
+   * record (so of two racing POSTs exactly one settles the hook), announced to a worker holding
+   * the run open, and the parked job is promoted so any worker runs the method again.
+   */
+  async deliverCallback(
+    token: string,
+    decide: (current: TaskRecord, key: string) => TaskChange | undefined,
+  ): Promise<CallbackDeliveryResult | undefined> {
+    return this.guard('deliver a callback', async () => {
+      const raw = await this.client.get(this.names.callbackToken(callbackTokenHash(token)));
+      if (!raw) return undefined;
+      const { taskId, key } = JSON.parse(raw) as CallbackAddress;
+      const result = await this.store.update(taskId, (current) => decide(current, key), {
+        channel: this.names.answersChannel,
+        message: taskId,
+      });
+      if (!result) return undefined;
+      if (result.changed) {
+        await this.client.zrem(this.names.parked('callback'), taskId);
+        await this.queueOf(taskId).resume(taskId);
+      }
+      return { record: result.record, key, changed: result.changed };
     });
   }
 

@@ -15,6 +15,7 @@
  */
 
 import { isRetryMessage } from '../../engine/attempts.js';
+import { isCallbackWaitNote } from '../../engine/callbacks.js';
 import { isQueuedNote } from '../../engine/fair-share.js';
 import { isSleepNote } from '../../engine/sleeps.js';
 import type { TaskOutcome, TaskRecord } from '../../engine/task.js';
@@ -59,6 +60,7 @@ export function isRuntimeNote(message: string | undefined): boolean {
     isQueuedNote(message) ||
     isVersionWaitNote(message) ||
     isSleepNote(message) ||
+    isCallbackWaitNote(message) ||
     message === REQUEUED_AFTER_STALL_MESSAGE ||
     message === REQUEUED_AFTER_SHUTDOWN_MESSAGE ||
     (message?.startsWith('retrying ') ?? false) ||

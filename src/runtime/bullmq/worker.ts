@@ -12,12 +12,25 @@
  *   it is alive by definition, so that failure always reaches the record.
  */
 import type { Job, Worker } from 'bullmq';
+import {
+  type CallbackAddress,
+  type CallbackRequest,
+  type CallbackResult,
+  callbackChange,
+  callbackDue,
+  callbackTimeoutChange,
+  callbackTokenHash,
+  callbackWaitChange,
+  hasPendingCallback,
+  newCallbackState,
+  settledCallback,
+} from '../../engine/callbacks.js';
 import { type AttemptFailed, type DurableWait, isAttemptFailed, TaskPaused } from '../../engine/errors.js';
 import { shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
 import { factsOf, PROCESS_NAME } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
-import type { ExecutionControl, TaskExecutor } from '../../engine/runtime.js';
+import type { ExecutionControl, RuntimeCallback, TaskExecutor } from '../../engine/runtime.js';
 import { plannedWake, sleepChange, wokeChange } from '../../engine/sleeps.js';
 import {
   expiresAt,
@@ -25,6 +38,7 @@ import {
   isTerminal,
   type PendingInput,
   type TaskOutcome,
+  type TaskRecord,
   type TaskStatus,
 } from '../../engine/task.js';
 import { outcomeChange } from '../../engine/transitions.js';
@@ -131,8 +145,16 @@ interface RunningTask {
   shuttingDown: boolean;
   /** A question went unanswered past the grace period (or a sleep is long): the run must end in a park. */
   paused: boolean;
-  /** What the park waits for when it is not an answer: a sleep, until when, and its key. */
-  wait?: DurableWait & { readonly key: string };
+  /**
+   * What the park waits for when it is not an answer (a sleep, a callback), until when, and its
+   * key; `ready` tells whether a fresh record lets it resume at once (a callback that settled
+   * while the job was still active).
+   */
+  wait?: DurableWait & {
+    readonly until: number;
+    readonly key: string;
+    readonly ready?: (fresh: TaskRecord) => boolean;
+  };
 }
 
 /** How long a run shows the runtime's note (`queued`, ...) before it is cleared for progress. */
@@ -410,7 +432,8 @@ export class TaskWorker {
           (job.stalledCounter ?? 0) > 0 ||
           Object.keys(record.inputAnswers ?? {}).length > 0 ||
           Object.keys(record.steps ?? {}).length > 0 ||
-          Object.keys(record.sleeps ?? {}).length > 0;
+          Object.keys(record.sleeps ?? {}).length > 0 ||
+          Object.keys(record.callbacks ?? {}).length > 0;
         const mine = this.versions.get(job.data.tool);
         if (mine !== undefined) {
           // Pinned once the method has run. Answers given on the call itself (upfront questions)
@@ -447,6 +470,7 @@ export class TaskWorker {
           ask: (key, pending) => this.ask(taskId, key, pending, run),
           step: (name, work) => this.step(taskId, name, work),
           sleep: (key, durationMs) => this.sleep(job, key, durationMs, run),
+          callback: (key, request) => this.callback(taskId, key, request, run),
         };
         try {
           outcome = await this.executor.execute(started.record, control);
@@ -613,6 +637,119 @@ export class TaskWorker {
     });
   }
 
+  /**
+   * The hook `key`: made and stored on the first run (its token indexed by digest until the
+   * task expires), found in the record on a replay.
+   */
+  private async callback(
+    taskId: string,
+    key: string,
+    request: CallbackRequest,
+    run: RunningTask,
+  ): Promise<RuntimeCallback> {
+    const signal = run.controller.signal;
+    const record = await this.store.get(taskId);
+    if (!record || isTerminal(record.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+    let state = record.callbacks?.[key];
+    if (!state) {
+      const made = newCallbackState(record, request, this.clock());
+      const written = await this.store.update(taskId, (current) => callbackChange(current, key, made));
+      state = written?.record.callbacks?.[key];
+      if (!state) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+    }
+    const address: CallbackAddress = { taskId, key };
+    const indexKey = this.names.callbackToken(callbackTokenHash(state.token));
+    const expiry = expiresAt(record);
+    if (Number.isFinite(expiry)) await this.client.set(indexKey, JSON.stringify(address), 'PXAT', Math.floor(expiry));
+    else await this.client.set(indexKey, JSON.stringify(address));
+    return { id: state.id, token: state.token, wait: () => this.waitForCallback(taskId, key, run) };
+  }
+
+  /**
+   * The hook's outcome, from the record when it settled before; else the run holds its slot for
+   * `inputGraceMs` (a quick callback resumes it in place), then parks until the hook settles or
+   * its timeout comes, whichever is first. A timeout that came is written here, once.
+   */
+  private async waitForCallback(taskId: string, key: string, run: RunningTask): Promise<CallbackResult> {
+    const signal = run.controller.signal;
+    for (;;) {
+      const record = await this.store.get(taskId);
+      const settled = settledCallback(record, key);
+      if (settled) return settled;
+      if (!record || isTerminal(record.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+      const state = record.callbacks?.[key];
+      if (!state) throw new Error(`Task ${taskId} has no callback '${key}'`);
+      const facts = { taskId, tool: record.tool, principal: record.owner, jobId: taskId };
+      if (callbackDue(record, key, this.clock())) {
+        const written = await this.store.update(taskId, (current) => callbackTimeoutChange(current, key, this.clock()));
+        const after = settledCallback(written?.record, key);
+        if (written?.changed && after?.status === 'timed_out') {
+          await this.client.zrem(this.names.parked('callback'), taskId);
+          this.executor.observe?.({
+            type: 'woke',
+            task: facts,
+            reason: 'callback',
+            name: state.name,
+            outcome: 'timed_out',
+          });
+        }
+        if (after) return after;
+        throw signal.reason ?? new Error(`Task ${taskId} ended`);
+      }
+      const noted = await this.store.update(taskId, (current) => callbackWaitChange(current, key));
+      if (noted?.changed)
+        this.executor.observe?.({ type: 'parked', task: facts, reason: 'callback', name: state.name });
+      const until = state.timeoutAt ?? Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
+      const graceMs = Math.min(this.inputGraceMs, Math.max(0, until - this.clock()));
+      const quick = await this.settledWithin(taskId, key, graceMs, signal);
+      if (quick) return quick;
+      signal.throwIfAborted();
+      // The timeout came during the grace: settle it (next round) rather than park for nothing.
+      if (this.clock() >= until) continue;
+      run.paused = true;
+      run.wait = { reason: 'callback', until, key, ready: (fresh) => !hasPendingCallback(fresh, key, this.clock()) };
+      throw new TaskPaused([key], { reason: 'callback', until });
+    }
+  }
+
+  /** The hook's outcome once it settled, or `undefined` after `ms` (woken by the answers channel). */
+  private settledWithin(
+    taskId: string,
+    key: string,
+    ms: number,
+    signal: AbortSignal,
+  ): Promise<CallbackResult | undefined> {
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (result: CallbackResult | undefined) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        const waiters = this.answerWaiters.get(taskId);
+        waiters?.delete(check);
+        if (waiters?.size === 0) this.answerWaiters.delete(taskId);
+        resolve(result);
+      };
+      const check = () => {
+        this.store.get(taskId).then(
+          (record) => {
+            const settled = settledCallback(record, key);
+            if (settled || !record || isTerminal(record.status)) finish(settled);
+          },
+          () => {},
+        );
+      };
+      const onAbort = () => finish(undefined);
+      const timer = setTimeout(() => finish(undefined), ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const waiters = this.answerWaiters.get(taskId) ?? new Set();
+      waiters.add(check);
+      this.answerWaiters.set(taskId, waiters);
+      check();
+    });
+  }
+
   private async step<T>(taskId: string, name: string, work: () => Promise<T>): Promise<T> {
     const record = await this.store.get(taskId);
     if (record?.steps && name in record.steps) return record.steps[name] as T;
@@ -634,7 +771,7 @@ export class TaskWorker {
     job: Job<TaskJobData, void>,
     token: string | undefined,
     record: TaskRecordLike,
-    wait?: DurableWait & { readonly key: string },
+    wait?: RunningTask['wait'],
   ): Promise<void> {
     const taskId = record.taskId;
     const until = wait?.until ?? Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
@@ -651,15 +788,16 @@ export class TaskWorker {
         }),
         noteUnparked(this.client, this.names, taskId, parked.reason),
       ]);
-    } else if (wait) {
-      this.executor.observe?.({
-        type: 'parked',
-        task: factsOf(fresh, taskId),
-        reason: wait.reason,
-        key: wait.key,
-        until,
-      });
-    } else if (!hasOutstandingInput(fresh)) {
+    } else if (wait?.ready) {
+      // A callback that settled while the job was still active could not promote it.
+      if (wait.ready(fresh)) {
+        await job.promote().catch(() => {
+          // Already promoted by the process that delivered the payload.
+        });
+      }
+    } else if (wait?.reason === 'sleep') {
+      this.executor.observe?.({ type: 'parked', task: factsOf(fresh, taskId), reason: 'sleep', key: wait.key, until });
+    } else if (!wait && !hasOutstandingInput(fresh)) {
       await job.promote().catch(() => {
         // Already promoted by the process that delivered the answer.
       });

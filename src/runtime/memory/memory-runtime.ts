@@ -5,12 +5,25 @@
  */
 
 import { isRetryMessage } from '../../engine/attempts.js';
+import {
+  type CallbackAddress,
+  type CallbackRequest,
+  type CallbackResult,
+  callbackChange,
+  callbackDue,
+  callbackTimeoutChange,
+  callbackTokenHash,
+  callbackWaitChange,
+  newCallbackState,
+  settledCallback,
+} from '../../engine/callbacks.js';
 import { isAttemptFailed, TaskError } from '../../engine/errors.js';
 import { isQueuedNote, shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, stepChange } from '../../engine/inputs.js';
 import { factsOf, noObserver, PROCESS_NAME, type TaskObserver } from '../../engine/lifecycle.js';
 import { internalErrorOutcome } from '../../engine/outcomes.js';
 import type {
+  CallbackDeliveryResult,
   CreateOptions,
   ExecutionControl,
   ListPage,
@@ -113,6 +126,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
   /** Running tasks waiting out a sleep, and so leaving their slot to the queue. */
   private readonly sleeping = new Map<string, Sleeper>();
   private readonly stopClockListener: (() => void) | undefined;
+  /** Callback tokens by digest: the task and key each was issued for (dropped with the task). */
+  private readonly callbackIndex = new Map<string, CallbackAddress>();
+  /** Runs waiting for a callback: each looks again at its hook when told (`clockMoved`). */
+  private readonly callbackWaits = new Map<string, () => void>();
   private closed = false;
 
   constructor(options: MemoryRuntimeOptions) {
@@ -207,7 +224,12 @@ export class MemoryTaskRuntime implements TaskRuntime {
     return {
       tasks,
       waiting: { principal_share: this.heldForShare.size, version: 0 },
-      parked: { input: this.asking.size, sleep: this.sleeping.size },
+      // A callback wait is in `asking` too (its slot goes to the queue), but not an input.
+      parked: {
+        input: this.asking.size - this.callbackWaits.size,
+        sleep: this.sleeping.size,
+        callback: this.callbackWaits.size,
+      },
     };
   }
 
@@ -253,6 +275,29 @@ export class MemoryTaskRuntime implements TaskRuntime {
     const change = decide(record);
     // The waiting method hears of its answer through the change event (see `ask`).
     return change ? this.write(record, change) : record;
+  }
+
+  /** Finds the hook by the token's digest, applies `decide`, and the waiting run hears of it through the change. */
+  async deliverCallback(
+    token: string,
+    decide: (current: TaskRecord, key: string) => TaskChange | undefined,
+  ): Promise<CallbackDeliveryResult | undefined> {
+    const address = this.callbackIndex.get(callbackTokenHash(token));
+    // Read and written in one step of the event loop: of two racing deliveries, one sees the other's write.
+    const record = address && this.liveRecord(address.taskId);
+    if (!address || !record) return undefined;
+    const change = decide(record, address.key);
+    return change
+      ? { record: this.write(record, change), key: address.key, changed: true }
+      : { record, key: address.key, changed: false };
+  }
+
+  /**
+   * Looks again at every callback wait: for tests whose clock jumps (`createTestHarness`'s
+   * `clock.advance`), so a timeout the clock passed fires without waiting for real time.
+   */
+  clockMoved(): void {
+    for (const recheck of [...this.callbackWaits.values()]) recheck();
   }
 
   async remove(taskId: string): Promise<boolean> {
@@ -380,6 +425,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
       ask: (key, pending) => this.ask(record.taskId, key, pending, controller.signal),
       step: (name, run) => this.step(record.taskId, name, run),
       sleep: (key, durationMs) => this.sleep(record.taskId, key, durationMs, controller.signal),
+      callback: async (key, request) => this.callback(record.taskId, key, request, controller.signal),
     };
     let outcome: Awaited<ReturnType<TaskExecutor['execute']>>;
     try {
@@ -527,6 +573,93 @@ export class MemoryTaskRuntime implements TaskRuntime {
     for (const sleeper of [...this.sleeping.values()]) this.armSleeper(sleeper);
   }
 
+  /** The hook `key`, made and indexed on first use; its wait leaves the slot to the queue. */
+  private callback(taskId: string, key: string, request: CallbackRequest, signal: AbortSignal) {
+    let current = this.records.get(taskId);
+    if (!current || isTerminal(current.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
+    let state = current.callbacks?.[key];
+    if (!state) {
+      state = newCallbackState(current, request, this.clock());
+      const change = callbackChange(current, key, state);
+      if (change) current = this.write(current, change);
+    }
+    this.callbackIndex.set(callbackTokenHash(state.token), { taskId, key });
+    return { id: state.id, token: state.token, wait: () => this.waitForCallback(taskId, key, signal) };
+  }
+
+  /** In process the run waits in place, without its slot, until the hook settles or its time comes. */
+  private waitForCallback(taskId: string, key: string, signal: AbortSignal): Promise<CallbackResult> {
+    return new Promise<CallbackResult>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const check = (record: TaskRecord | undefined): boolean => {
+        const settled = settledCallback(record, key);
+        if (settled) {
+          finish();
+          resolve(settled);
+        } else if (!record || isTerminal(record.status)) {
+          finish();
+          reject(signal.reason ?? new Error(`Task ${taskId} ended`));
+        } else if (callbackDue(record, key, this.clock())) {
+          const name = record.callbacks?.[key]?.name ?? key;
+          const change = callbackTimeoutChange(record, key, this.clock());
+          // The write's event settles the wait (the subscription below).
+          if (change) {
+            this.write(record, change);
+            this.executor.observe?.({
+              type: 'woke',
+              task: factsOf(record),
+              reason: 'callback',
+              name,
+              outcome: 'timed_out',
+            });
+          }
+          return settledCallback(this.records.get(taskId), key) !== undefined;
+        } else return false;
+        return true;
+      };
+      const recheck = () => {
+        if (check(this.records.get(taskId))) return;
+        const timeoutAt = this.records.get(taskId)?.callbacks?.[key]?.timeoutAt;
+        clearTimeout(timer);
+        if (timeoutAt === null || timeoutAt === undefined) return;
+        // Real time to the deadline on the runtime's clock; capped so long waits re-arm.
+        timer = setTimeout(recheck, Math.min(Math.max(0, timeoutAt - this.clock()), 2_147_483_647));
+        timer.unref();
+      };
+      const unsubscribe = this.subscribe(({ record }) => {
+        if (record.taskId === taskId) check(record);
+      });
+      const onAbort = () => {
+        finish();
+        reject(signal.reason);
+      };
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        unsubscribe();
+        signal.removeEventListener('abort', onAbort);
+        this.callbackWaits.delete(taskId);
+        this.asking.delete(taskId);
+      };
+      const current = this.records.get(taskId);
+      if (check(current) || !current) return;
+      signal.addEventListener('abort', onAbort, { once: true });
+      // Waiting for the outside world: its slot goes to the next queued task meanwhile.
+      this.asking.add(taskId);
+      this.callbackWaits.set(taskId, recheck);
+      setImmediate(() => this.drain());
+      const change = callbackWaitChange(current, key);
+      if (change) {
+        this.write(current, change);
+        const name = current.callbacks?.[key]?.name ?? key;
+        this.executor.observe?.({ type: 'parked', task: factsOf(current), reason: 'callback', name });
+      }
+      recheck();
+    });
+  }
+
   private async step<T>(taskId: string, name: string, run: () => Promise<T>): Promise<T> {
     const before = this.records.get(taskId);
     if (before?.steps && name in before.steps) return before.steps[name] as T;
@@ -582,6 +715,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
     this.traces.delete(taskId);
     this.leaveQueue(taskId);
     this.dropClaim(taskId);
+    for (const state of Object.values(record.callbacks ?? {}))
+      this.callbackIndex.delete(callbackTokenHash(state.token));
     if (why === 'expired') this.observer.observe({ type: 'expired', task: factsOf(record) });
     clearTimeout(this.expiryTimers.get(taskId));
     this.expiryTimers.delete(taskId);

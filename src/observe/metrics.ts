@@ -151,7 +151,7 @@ export class TaskMetrics implements TaskObserver {
       });
       new Gauge({
         name: 'mcp_task_parked_tasks',
-        help: 'Tasks parked without a worker slot right now, by reason (input: waiting for answers; sleep: in a ctx.sleep).',
+        help: 'Tasks parked without a worker slot right now, by reason (input: waiting for answers; sleep: in a ctx.sleep; callback: waiting for a callback URL; children: waiting for child tasks).',
         labelNames: ['reason'],
         registers,
         async collect() {
@@ -167,16 +167,6 @@ export class TaskMetrics implements TaskObserver {
         async collect() {
           this.reset();
           for (const [reason, count] of Object.entries((await read())?.waiting ?? {})) this.set({ reason }, count);
-        },
-      });
-      new Gauge({
-        name: 'mcp_task_parked_tasks',
-        help: 'Tasks waiting without a worker, by reason (input, sleep, callback, children), as the runtime counts them.',
-        labelNames: ['reason'],
-        registers,
-        async collect() {
-          this.reset();
-          for (const [reason, count] of Object.entries((await read())?.parked ?? {})) this.set({ reason }, count);
         },
       });
     }

@@ -36,7 +36,8 @@ import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
 import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
-import { RedisTaskStore, type StoredRecord } from './record-store.js';
+import { RecordFold } from './record-fold.js';
+import { RECORD_SCRIPTS, RedisTaskStore, type StoredRecord } from './record-store.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -156,6 +157,8 @@ export class TaskWorker {
   private readonly client: RedisClient;
   private readonly subscriber: RedisClient;
   private readonly store: RedisTaskStore;
+  /** Writes each outcome in the command that completes its job (record-fold.ts). */
+  private readonly fold: RecordFold;
   private readonly cancels: RedisChannelSubscription;
   private readonly answers: RedisChannelSubscription;
   /** Runs holding their slot for an answer, by task id. */
@@ -194,6 +197,7 @@ export class TaskWorker {
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:cancels`);
     this.clock = options.clock ?? Date.now;
     this.store = new RedisTaskStore(this.client, this.names, this.clock);
+    this.fold = new RecordFold(this.client, RECORD_SCRIPTS);
     this.slots = new ToolSlots((tool) => this.executor.concurrencyOf?.(tool));
     this.shares = new PrincipalShares(this.client, this.names, this.clock, (error) =>
       this.logger.warn('Could not renew a fair-share slot', { error: String(error) }),
@@ -222,15 +226,20 @@ export class TaskWorker {
     const taken = shares.reduce((sum, share) => sum + share, 0);
     this.processSlots = taken > concurrency ? new ToolSlots(() => concurrency) : undefined;
     this.workers = consumed.map((shard, position) => {
-      const worker = new (bullmqLibrary().Worker)<TaskJobData, void>(shard.queue, processor, {
-        connection: this.client,
-        prefix: this.names.prefix,
-        concurrency: shares[position] as number,
-        autorun: false,
-        lockDuration,
-        stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
-        maxStalledCount: options.maxStalledCount ?? 1,
-      });
+      const worker = new (bullmqLibrary().Worker)<TaskJobData, void>(
+        shard.queue,
+        processor,
+        {
+          connection: this.client,
+          prefix: this.names.prefix,
+          concurrency: shares[position] as number,
+          autorun: false,
+          lockDuration,
+          stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
+          maxStalledCount: options.maxStalledCount ?? 1,
+        },
+        this.fold.backendFactory,
+      );
       this.listenTo(worker, shard);
       return worker;
     });
@@ -281,6 +290,7 @@ export class TaskWorker {
           });
         }
         await Promise.allSettled([...this.pendingWrites]);
+        this.fold.forget();
         await this.shares.close();
         await this.versionWaits.close();
         await this.cancels.close();
@@ -320,6 +330,8 @@ export class TaskWorker {
     const controller = new AbortController();
     bullSignal?.addEventListener('abort', () => controller.abort(bullSignal.reason), { once: true });
     const run: RunningTask = { controller, shuttingDown: false, paused: false };
+    // An outcome left by an earlier run of this job that never completed it (its lock was lost).
+    this.fold.forget(taskId);
     // Registered before anything is read: a cancel heard from now on reaches `run`, and one
     // heard before is in `recentCancels`.
     this.running.set(taskId, run);
@@ -453,8 +465,11 @@ export class TaskWorker {
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record);
         // A cancelled task is terminal already: the state machine drops this late outcome.
-        // Written against the newest version this run knows: with no other writer, no read.
-        await this.store.update(taskId, outcomeChange(outcome), undefined, run.known);
+        // Written against the newest version this run knows (with no other writer, no read),
+        // in the command that completes the job once this returns (record-fold.ts).
+        const change = outcomeChange(outcome);
+        const known = run.known;
+        this.fold.finishWithRecord(taskId, (write) => this.store.update(taskId, change, undefined, known, write));
       } finally {
         clearTimeout(startedNote);
         release();

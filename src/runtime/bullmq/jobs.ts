@@ -107,7 +107,7 @@ export class TaskQueue {
   /**
    * Stores the record with `insert` and adds the task's job in one script (record-fold.ts),
    * the job data carrying the record as created for its first run (see above). Rejects with
-   * `FoldedInsertRefused` when the insert refused, and then no job was added.
+   * `FoldedInsertRefusedError` when the insert refused, and then no job was added.
    */
   async enqueue(record: TaskRecord, insert: RecordCommand, share?: JobShare): Promise<void> {
     await this.fold.addWithRecord(record.taskId, insert, () =>

@@ -37,8 +37,8 @@ export interface RecordCommand {
 export type OutcomeWriter = (write: (command: RecordCommand) => Promise<number>) => Promise<unknown>;
 
 /** What an insert folded into a job insert refused: the insert script's reply (see record-store.ts). */
-export class FoldedInsertRefused extends Error {
-  override readonly name: string = 'FoldedInsertRefused';
+export class FoldedInsertRefusedError extends Error {
+  override readonly name: string = 'FoldedInsertRefusedError';
   constructor(readonly reply: unknown) {
     super('The task record was not stored, so no job was added');
   }
@@ -152,7 +152,7 @@ export class RecordFold {
 
   /**
    * Runs `add` (which adds the task's job through a queue of this fold) with `insert` folded
-   * into the job insert. Rejects with `FoldedInsertRefused` when the insert refused.
+   * into the job insert. Rejects with `FoldedInsertRefusedError` when the insert refused.
    */
   async addWithRecord<T>(taskId: string, insert: RecordCommand, add: () => Promise<T>): Promise<T> {
     this.inserts.set(taskId, insert);
@@ -216,7 +216,7 @@ export class RecordFold {
       [...(bull.slice(0, keyCount) as string[]), ...insert.keys],
       [...(bull.slice(keyCount) as (string | number)[]), ...insert.args],
     );
-    if (Array.isArray(reply)) throw new FoldedInsertRefused(reply[0]);
+    if (Array.isArray(reply)) throw new FoldedInsertRefusedError(reply[0]);
     return reply;
   }
 

@@ -31,7 +31,7 @@ import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
 import { countShareWaiters } from './principal-shares.js';
-import { FoldedInsertRefused, RecordFold } from './record-fold.js';
+import { FoldedInsertRefusedError, RecordFold } from './record-fold.js';
 import { checkInserted, DuplicateTaskError, type LiveRoom, RECORD_SCRIPTS, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { countVersionWaiters } from './version-waits.js';
@@ -198,7 +198,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
       await this.queueOf(record.taskId).enqueue(record, this.store.insertCommand(record, room, claim), share);
       return {};
     } catch (error) {
-      if (!(error instanceof FoldedInsertRefused)) return { recordError: error };
+      if (!(error instanceof FoldedInsertRefusedError)) return { recordError: error };
       try {
         const inserted = checkInserted(error.reply, record, room);
         return inserted.stored ? {} : { holder: inserted.holder };

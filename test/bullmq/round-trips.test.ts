@@ -17,7 +17,8 @@ import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime, type TaskWorkerSettings } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
-import { RedisTaskStore } from '../../src/runtime/bullmq/record-store.js';
+import { RecordFold } from '../../src/runtime/bullmq/record-fold.js';
+import { RECORD_SCRIPTS, RedisTaskStore } from '../../src/runtime/bullmq/record-store.js';
 import { waitUntil } from '../contract/runtime-contract.js';
 import {
   deleteKeysUnder,
@@ -203,6 +204,25 @@ describeWithRedis('bullmq round trips per task', () => {
       expect(byWorker[0]?.args).toContain('completed');
     }
     expect(ran).toEqual(expect.arrayContaining(tasks.map((task) => task.taskId)));
+  });
+
+  it('refuses a job BullMQ adds through a script the record is not folded into', async () => {
+    await withRedis(async (client) => {
+      const fold = new RecordFold(client, RECORD_SCRIPTS);
+      const queue = new Queue('unfolded', { connection: client, prefix }, fold.backendFactory);
+      try {
+        const record = { ...newRecord({}), statusMessage: 'queued' };
+        const store = new RedisTaskStore(client, runtimeNames(prefix));
+        // A delayed job goes through BullMQ's addDelayedJob, which carries no record insert.
+        const added = fold.addWithRecord(record.taskId, store.insertCommand(record, undefined), () =>
+          queue.add('t', { tool: 't' }, { jobId: record.taskId, delay: 60_000 }),
+        );
+        await expect(added).rejects.toThrow(/added without its record/);
+        expect(await store.get(record.taskId)).toBeUndefined();
+      } finally {
+        await queue.close();
+      }
+    });
   });
 
   it('writes an outcome whose record changed after the method ended: re-read, then completed with the job', async () => {

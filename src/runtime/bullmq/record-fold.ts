@@ -157,7 +157,11 @@ export class RecordFold {
   async addWithRecord<T>(taskId: string, insert: RecordCommand, add: () => Promise<T>): Promise<T> {
     this.inserts.set(taskId, insert);
     try {
-      return await add();
+      const added = await add();
+      // Still here: BullMQ added the job through a script that is not folded (a delayed job?),
+      // so the record was never stored. Loud, and the caller undoes the create.
+      if (this.inserts.has(taskId)) throw new Error(`Task ${taskId}: its job was added without its record`);
+      return added;
     } finally {
       this.inserts.delete(taskId);
     }
@@ -189,6 +193,7 @@ export class RecordFold {
       target[method] = ((client, job, encodedOpts, args, keys) => {
         const insert = this.inserts.get(String(args[1]));
         if (!insert) return original(client, job, encodedOpts, args, keys);
+        this.inserts.delete(String(args[1]));
         const bull = argsOf(job, encodedOpts, args, keys);
         checkShape(method, bull.length);
         return this.addFolded(script, bull, insert, BULLMQ_SHAPE[method].args);

@@ -105,7 +105,9 @@ function framework(share: boolean) {
       async run(n: number) {
         left = n;
         const finished = new Promise<void>((resolve) => (done = resolve));
-        await inPool(n, IN_FLIGHT, () => engine.create({ principal: null }, { tool: TOOL, args: ARGS, ...TOOL_OPTIONS }));
+        await inPool(n, IN_FLIGHT, () =>
+          engine.create({ principal: null }, { tool: TOOL, args: ARGS, ...TOOL_OPTIONS }),
+        );
         await finished;
       },
       async close() {

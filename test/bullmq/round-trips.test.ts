@@ -17,6 +17,7 @@ import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime, type TaskWorkerSettings } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
+import { SHARE_RELEASE_SCRIPT } from '../../src/runtime/bullmq/principal-shares.js';
 import { RecordFold } from '../../src/runtime/bullmq/record-fold.js';
 import { RECORD_SCRIPTS, RedisTaskStore } from '../../src/runtime/bullmq/record-store.js';
 import { waitUntil } from '../contract/runtime-contract.js';
@@ -30,6 +31,8 @@ import {
   waitForRecord,
   withRedis,
 } from './support.js';
+
+const FOLD_SCRIPTS = { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT };
 
 const DONE: TaskOutcome = { kind: 'result', result: { content: [] }, isError: false };
 
@@ -206,20 +209,67 @@ describeWithRedis('bullmq round trips per task', () => {
     expect(ran).toEqual(expect.arrayContaining(tasks.map((task) => task.taskId)));
   });
 
-  it('refuses a job BullMQ adds through a script the record is not folded into', async () => {
+  it('frees a fair-share slot in the script that completes the job, and still wakes the owner’s next waiter', async () => {
+    const executor: TaskExecutor = {
+      async execute() {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return DONE;
+      },
+    };
+    const rt = await start({ executor, concurrency: 4 });
+    const running = runtimeNames(prefix).shares.running('alice');
+    observed = observeCommands(prefix);
+    // One slot in the owner's share: the second and third wait, and only a release wakes them
+    // before the share's own re-check (30 s), so finishing at all shows the folded release woke them.
+    const tasks = await Promise.all(
+      [1, 2, 3].map((index) => rt.create(newRecord({ index }), { maxRunningForOwner: 1 })),
+    );
+    for (const task of tasks) await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
+    for (const task of tasks) {
+      const byWorker = observed.sent.filter(
+        (entry) => entry.connection.endsWith(':worker') && entry.args.includes(task.taskId),
+      );
+      const namingShare = byWorker.filter((entry) => entry.args.includes(running));
+      // The completion carries the release (the share's keys beside the record's): no release of its own.
+      const completion = namingShare.filter((entry) => entry.args.some((arg) => arg.endsWith(`:task:${task.taskId}`)));
+      expect(completion).toHaveLength(1);
+      // A release of its own is the share's script with its 3 keys and [taskId, now]: never sent.
+      const releases = namingShare.filter(
+        (entry) => entry.key === running && entry.args.length === 7 && entry.args[5] === task.taskId,
+      );
+      expect(releases).toEqual([]);
+    }
+  });
+
+  it('folds the record into every job insert BullMQ picks: a delayed job and a job with a parent too', async () => {
     await withRedis(async (client) => {
-      const fold = new RecordFold(client, RECORD_SCRIPTS);
-      const queue = new Queue('unfolded', { connection: client, prefix }, fold.backendFactory);
+      const fold = new RecordFold(client, FOLD_SCRIPTS);
+      const queue = new Queue('folded', { connection: client, prefix }, fold.backendFactory);
       try {
-        const record = { ...newRecord({}), statusMessage: 'queued' };
         const store = new RedisTaskStore(client, runtimeNames(prefix));
-        // A delayed job goes through BullMQ's addDelayedJob, which carries no record insert.
-        const added = fold.addWithRecord(record.taskId, store.insertCommand(record, undefined), () =>
-          queue.add('t', { tool: 't' }, { jobId: record.taskId, delay: 60_000 }),
-        );
-        await expect(added).rejects.toThrow(/added without its record/);
-        expect(await store.get(record.taskId)).toBeUndefined();
+        const parent = await queue.add('parent', { tool: 't' }, { jobId: `parent-${Date.now()}` });
+        const add = (opts: object) => {
+          const record = { ...newRecord({}), statusMessage: 'queued' };
+          return fold
+            .addWithRecord(record.taskId, store.insertCommand(record, undefined), () =>
+              queue.add('t', { tool: 't' }, { jobId: record.taskId, ...opts }),
+            )
+            .then(() => record.taskId);
+        };
+        // A delayed job goes through BullMQ's addDelayedJob (a durable sleep parks one the same
+        // way), a child through addStandardJob with its parent's keys: each stores its record.
+        const delayed = await add({ delay: 60_000 });
+        const child = await add({ parent: { id: parent.id as string, queue: `${prefix}:folded` } });
+        for (const [taskId, state] of [
+          [delayed, 'delayed'],
+          [child, 'waiting'],
+        ] as const) {
+          expect((await store.get(taskId))?.taskId).toBe(taskId);
+          expect(await (await queue.getJob(taskId))?.getState()).toBe(state);
+          expect((await queue.getJob(taskId))?.data).toMatchObject({ start: { taskId } });
+        }
       } finally {
+        await queue.obliterate({ force: true }).catch(() => {});
         await queue.close();
       }
     });

@@ -4,7 +4,9 @@
  * replaced, when the runtime asks for it, by one Lua script that runs our record script and
  * then BullMQ's own script text, unchanged, in the same call:
  *
- * - **create**: the record's `INSERT` and BullMQ's `addStandardJob` / `addPrioritizedJob`. An
+ * - **create**: the record's `INSERT` and BullMQ's job insert, whichever of its four scripts
+ *   BullMQ picks (`addStandardJob`, `addPrioritizedJob`, `addDelayedJob` for a job with a
+ *   delay, `addParentJob` for a job that waits for children in a flow). An
  *   insert that refuses (duplicate id, quota, idempotency claim held) returns before BullMQ's
  *   part, so no job exists without its record and no refused create adds a job, for any id.
  *   The job's start snapshot (see jobs.ts) is the record JSON the insert already carries,
@@ -48,12 +50,16 @@ export class FoldedInsertRefusedError extends Error {
 const RECORD_GONE = -1000;
 const RECORD_CONFLICT = -1001;
 
-type Folded = 'addStandardJob' | 'addPrioritizedJob' | 'moveToFinished';
+type AddName = 'addStandardJob' | 'addPrioritizedJob' | 'addDelayedJob' | 'addParentJob';
+type Folded = AddName | 'moveToFinished';
+const ADD_NAMES: readonly AddName[] = ['addStandardJob', 'addPrioritizedJob', 'addDelayedJob', 'addParentJob'];
 
 /** The keys and arguments each folded BullMQ script takes, as BullMQ's own callers pass them. */
 const BULLMQ_SHAPE: Readonly<Record<Folded, { readonly keys: number; readonly args: number }>> = {
   addStandardJob: { keys: 9, args: 3 },
   addPrioritizedJob: { keys: 9, args: 3 },
+  addDelayedJob: { keys: 6, args: 3 },
+  addParentJob: { keys: 6, args: 3 },
   moveToFinished: { keys: 14, args: 9 },
 };
 
@@ -93,10 +99,10 @@ end
 `;
 }
 
-function insertAndAdd(insertSource: string, bull: 'addStandardJob' | 'addPrioritizedJob'): LuaScript {
+function insertAndAdd(insertSource: string, bull: AddName): LuaScript {
   const script = bullmqScript(bull);
   return new LuaScript(
-    bull === 'addStandardJob' ? 'mcpInsertAndAddStandardJob' : 'mcpInsertAndAddPrioritizedJob',
+    `mcpInsertAnd${bull.charAt(0).toUpperCase()}${bull.slice(1)}`,
     `${ourPart('mcpInsert', insertSource, script.keys, BULLMQ_SHAPE[bull].args)}
 local mcpInserted = mcpInsert(mcpInsertKeys, mcpInsertArgs)
 if mcpInserted ~= 1 then return { mcpInserted } end
@@ -106,16 +112,62 @@ ${script.content}`,
   );
 }
 
-function writeAndFinish(compareAndSetSource: string): LuaScript {
+/**
+ * The outcome's compare-and-set, then BullMQ's `moveToFinished`, then (when the run held a fair
+ * share's slot, and the share's keys can join: see `FoldedShareRelease`) the slot's release.
+ * After BullMQ's keys: the share's (3, or none), then the record's. After its arguments: how
+ * many share keys, the time, then the record's. With a release the reply is `{ head, BullMQ's
+ * reply }` (`head` the owner's next waiter, or ''); a refusal of BullMQ's part (a negative code:
+ * the lock is lost, the job is gone) releases nothing and is returned alone.
+ */
+function writeAndFinish(compareAndSetSource: string, shareReleaseSource: string): LuaScript {
   const script = bullmqScript('moveToFinished');
+  const keys = script.keys;
+  const args = BULLMQ_SHAPE.moveToFinished.args;
   return new LuaScript(
     'mcpWriteAndMoveToFinished',
-    `${ourPart('mcpWrite', compareAndSetSource, script.keys, BULLMQ_SHAPE.moveToFinished.args)}
+    `
+local mcpShareKeyCount = tonumber(ARGV[${args + 1}])
+local mcpShareKeys, mcpWriteKeys, mcpWriteArgs = {}, {}, {}
+for i = ${keys + 1}, ${keys} + mcpShareKeyCount do mcpShareKeys[#mcpShareKeys + 1] = KEYS[i] end
+for i = ${keys + 1} + mcpShareKeyCount, #KEYS do mcpWriteKeys[#mcpWriteKeys + 1] = KEYS[i] end
+for i = ${args + 3}, #ARGV do mcpWriteArgs[#mcpWriteArgs + 1] = ARGV[i] end
+local function mcpWrite(KEYS, ARGV)
+${compareAndSetSource}
+end
+local function mcpShareRelease(KEYS, ARGV)
+${shareReleaseSource}
+end
+local function mcpBull()
+${script.content}
+end
 local mcpWritten = mcpWrite(mcpWriteKeys, mcpWriteArgs)
 if mcpWritten == 0 then return ${RECORD_GONE} end
 if mcpWritten ~= 1 then return ${RECORD_CONFLICT} end
-${script.content}`,
+if mcpShareKeyCount == 0 then return mcpBull() end
+local mcpReply = mcpBull()
+if type(mcpReply) == 'number' and mcpReply < 0 then return mcpReply end
+return { mcpShareRelease(mcpShareKeys, { ARGV[1], ARGV[${args + 2}] }) or '', mcpReply }
+`,
   );
+}
+
+/**
+ * A fair-share slot freed in the script that completes the job (one Redis only: on a cluster
+ * the share's keys are in a slot of their own). Exactly one of `released` and `alone` is called.
+ */
+export interface FoldedShareRelease {
+  /** The share's keys: running, waiting, waitingAll (see principal-shares.ts). */
+  readonly keys: readonly string[];
+  /** The completion freed the slot and popped `head`, the owner's next waiter, if any. */
+  readonly released: (head: string | undefined) => void;
+  /** The completion did not free it (the job was not completed by it): free it alone. */
+  readonly alone: () => void;
+}
+
+interface PendingOutcome {
+  readonly writer: OutcomeWriter;
+  readonly share: FoldedShareRelease | undefined;
 }
 
 type AddScript = (client: unknown, job: unknown, encodedOpts: unknown, args: unknown[], keys?: unknown) => unknown;
@@ -128,19 +180,22 @@ type ExecCommand = (client: unknown, name: string, args: (string | number | Buff
  */
 export class RecordFold {
   private readonly inserts = new Map<string, RecordCommand>();
-  private readonly outcomes = new Map<string, OutcomeWriter>();
-  private readonly insertStandard: LuaScript;
-  private readonly insertPrioritized: LuaScript;
+  private readonly outcomes = new Map<string, PendingOutcome>();
+  /** The insert folded into each of BullMQ's job inserts. */
+  private readonly insertAnd: Readonly<Record<AddName, LuaScript>>;
   private readonly finish: LuaScript;
 
   constructor(
     private readonly client: RedisClient,
-    sources: { readonly insert: string; readonly compareAndSet: string },
+    sources: { readonly insert: string; readonly compareAndSet: string; readonly shareRelease: string },
+    private readonly clock: () => number = Date.now,
   ) {
-    this.insertStandard = insertAndAdd(sources.insert, 'addStandardJob');
-    this.insertPrioritized = insertAndAdd(sources.insert, 'addPrioritizedJob');
-    this.finish = writeAndFinish(sources.compareAndSet);
-    for (const script of [this.insertStandard, this.insertPrioritized, this.finish]) script.define(client);
+    this.insertAnd = Object.fromEntries(ADD_NAMES.map((name) => [name, insertAndAdd(sources.insert, name)])) as Record<
+      AddName,
+      LuaScript
+    >;
+    this.finish = writeAndFinish(sources.compareAndSet, sources.shareRelease);
+    for (const script of [...Object.values(this.insertAnd), this.finish]) script.define(client);
   }
 
   /** For `Queue` and `Worker`: BullMQ's Redis backend with the folds in place. */
@@ -158,8 +213,8 @@ export class RecordFold {
     this.inserts.set(taskId, insert);
     try {
       const added = await add();
-      // Still here: BullMQ added the job through a script that is not folded (a delayed job?),
-      // so the record was never stored. Loud, and the caller undoes the create.
+      // Still here: BullMQ added the job through a script that is not folded (one a later
+      // BullMQ adds), so the record was never stored. Loud, and the caller undoes the create.
       if (this.inserts.has(taskId)) throw new Error(`Task ${taskId}: its job was added without its record`);
       return added;
     } finally {
@@ -170,24 +225,29 @@ export class RecordFold {
   /**
    * The outcome of the job `taskId` is written by `writer` in the command that completes the
    * job: call before the processor returns. A job that is not completed after all (its worker
-   * lost the lock) leaves nothing behind once it runs again (`forget`).
+   * lost the lock) leaves nothing behind once it runs again (`forget`). `share`: the run's
+   * fair-share slot, freed in the same script (only where its keys can join it).
    */
-  finishWithRecord(taskId: string, writer: OutcomeWriter): void {
-    this.outcomes.set(taskId, writer);
+  finishWithRecord(taskId: string, writer: OutcomeWriter, share?: FoldedShareRelease): void {
+    this.outcomes.get(taskId)?.share?.alone();
+    this.outcomes.set(taskId, { writer, share });
   }
 
-  /** Drops an outcome that never reached BullMQ's completion (the job is running again, or the worker closes). */
+  /**
+   * Drops an outcome that never reached BullMQ's completion (the job is running again, or the
+   * worker closes); its share slot, if it was to be freed by the completion, is freed alone.
+   */
   forget(taskId?: string): void {
+    const dropped = taskId === undefined ? [...this.outcomes.values()] : [this.outcomes.get(taskId)];
     if (taskId === undefined) this.outcomes.clear();
     else this.outcomes.delete(taskId);
+    for (const outcome of dropped) outcome?.share?.alone();
   }
 
   private install(backend: RedisQueueBackend): void {
     const target = backend as unknown as Record<string, AddScript | AddArgs | ExecCommand>;
-    for (const [method, script] of [
-      ['addStandardJob', this.insertStandard],
-      ['addPrioritizedJob', this.insertPrioritized],
-    ] as const) {
+    for (const method of ADD_NAMES) {
+      const script = this.insertAnd[method];
       const original = (target[method] as AddScript).bind(backend);
       const argsOf = (target[`${method}Args`] as AddArgs).bind(backend);
       target[method] = ((client, job, encodedOpts, args, keys) => {
@@ -196,20 +256,23 @@ export class RecordFold {
         this.inserts.delete(String(args[1]));
         const bull = argsOf(job, encodedOpts, args, keys);
         checkShape(method, bull.length);
-        return this.addFolded(script, bull, insert, BULLMQ_SHAPE[method].args);
+        // A MULTI (a flow adds its jobs in one) carries our script too: it is defined on its client.
+        const on = (client as { isPipeline?: boolean }).isPipeline ? (client as RedisClient) : this.client;
+        return this.addFolded(on, script, bull, insert, BULLMQ_SHAPE[method].args);
       }) as AddScript;
     }
     const exec = (target.execCommand as ExecCommand).bind(backend);
     target.execCommand = ((client, name, args) => {
       if (name !== 'moveToFinished') return exec(client, name, args);
-      const writer = this.outcomes.get(String(args[BULLMQ_SHAPE.moveToFinished.keys]));
-      if (!writer) return exec(client, name, args);
+      const outcome = this.outcomes.get(String(args[BULLMQ_SHAPE.moveToFinished.keys]));
+      if (!outcome) return exec(client, name, args);
       checkShape(name, args.length);
-      return this.finishFolded(writer, args, () => exec(client, name, args));
+      return this.finishFolded(outcome, args, () => exec(client, name, args));
     }) as ExecCommand;
   }
 
   private async addFolded(
+    client: RedisClient,
     script: LuaScript,
     bull: unknown[],
     insert: RecordCommand,
@@ -217,7 +280,7 @@ export class RecordFold {
   ): Promise<unknown> {
     const keyCount = bull.length - bullArgCount;
     const reply = await script.run(
-      this.client,
+      client,
       [...(bull.slice(0, keyCount) as string[]), ...insert.keys],
       [...(bull.slice(keyCount) as (string | number)[]), ...insert.args],
     );
@@ -226,26 +289,46 @@ export class RecordFold {
   }
 
   private async finishFolded(
-    writer: OutcomeWriter,
+    { writer, share }: PendingOutcome,
     bull: (string | number | Buffer)[],
     unfolded: () => Promise<unknown>,
   ): Promise<unknown> {
     const jobId = String(bull[BULLMQ_SHAPE.moveToFinished.keys]);
     const keyCount = BULLMQ_SHAPE.moveToFinished.keys;
+    const shareKeys = share?.keys ?? [];
     let finished: { reply: unknown } | undefined;
-    await writer(async (command) => {
-      const reply = await this.finish.run(
-        this.client,
-        [...(bull.slice(0, keyCount) as string[]), ...command.keys],
-        [...(bull.slice(keyCount) as (string | number)[]), ...command.args],
-      );
-      if (reply === RECORD_GONE) return 0;
-      if (reply === RECORD_CONFLICT) return -1;
-      finished = { reply };
-      return 1;
-    });
-    // Written (or not needed: the task ended already, or its record is gone): the job is done.
-    this.outcomes.delete(jobId);
-    return finished ? finished.reply : unfolded();
+    try {
+      await writer(async (command) => {
+        const reply = await this.finish.run(
+          this.client,
+          [...(bull.slice(0, keyCount) as string[]), ...shareKeys, ...command.keys],
+          [...(bull.slice(keyCount) as (string | number)[]), shareKeys.length, this.clock(), ...command.args],
+        );
+        if (reply === RECORD_GONE) return 0;
+        if (reply === RECORD_CONFLICT) return -1;
+        finished = { reply };
+        return 1;
+      });
+    } catch (error) {
+      // The write failed: BullMQ fails the job instead, and the slot is freed alone.
+      share?.alone();
+      throw error;
+    } finally {
+      // Written (or not needed: the task ended already, or its record is gone): the job is done.
+      this.outcomes.delete(jobId);
+    }
+    if (!finished) {
+      share?.alone();
+      return unfolded();
+    }
+    if (!share) return finished.reply;
+    if (!Array.isArray(finished.reply)) {
+      // BullMQ's part refused (its negative code, which BullMQ turns into an error): nothing freed.
+      share.alone();
+      return finished.reply;
+    }
+    const [head, reply] = finished.reply as [unknown, unknown];
+    share.released(typeof head === 'string' && head !== '' ? head : undefined);
+    return reply;
   }
 }

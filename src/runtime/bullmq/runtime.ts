@@ -30,7 +30,7 @@ import {
 import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
-import { countShareWaiters } from './principal-shares.js';
+import { countShareWaiters, SHARE_RELEASE_SCRIPT } from './principal-shares.js';
 import { FoldedInsertRefusedError, RecordFold } from './record-fold.js';
 import { checkInserted, DuplicateTaskError, type LiveRoom, RECORD_SCRIPTS, RedisTaskStore } from './record-store.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
@@ -102,7 +102,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
     const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
-    const fold = new RecordFold(this.client, RECORD_SCRIPTS);
+    const fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT });
     this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry, fold));
     this.events = new TaskEventStream(this.subscriber, this.names.eventsChannel, this.logger);
     this.worker = options.worker

@@ -29,12 +29,25 @@ import {
 import { createConsoleLogger } from '../../observe/log.js';
 import type { Logger } from '../../observe/logger.js';
 import { limitRepeats } from '../../observe/repeat-limiter.js';
-import { closeClient, createRedisClient, type RedisClient, type RedisConnection, withDeadline } from './connection.js';
+import {
+  closeClient,
+  createRedisClient,
+  isClusterConnection,
+  type RedisClient,
+  type RedisConnection,
+  withDeadline,
+} from './connection.js';
 import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
-import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
+import {
+  PrincipalShares,
+  promoteIfDelayed,
+  SHARE_RECHECK_MS,
+  SHARE_RELEASE_SCRIPT,
+  type ShareSlot,
+} from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RecordFold } from './record-fold.js';
 import { RECORD_SCRIPTS, RedisTaskStore, type StoredRecord } from './record-store.js';
@@ -159,6 +172,11 @@ export class TaskWorker {
   private readonly store: RedisTaskStore;
   /** Writes each outcome in the command that completes its job (record-fold.ts). */
   private readonly fold: RecordFold;
+  /**
+   * Whether a run's fair-share slot is freed in the script that completes its job: on one
+   * Redis, not on a cluster (where the share's keys are in a slot of their own).
+   */
+  private readonly foldsShares: boolean;
   private readonly cancels: RedisChannelSubscription;
   private readonly answers: RedisChannelSubscription;
   /** Runs holding their slot for an answer, by task id. */
@@ -197,7 +215,8 @@ export class TaskWorker {
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:cancels`);
     this.clock = options.clock ?? Date.now;
     this.store = new RedisTaskStore(this.client, this.names, this.clock);
-    this.fold = new RecordFold(this.client, RECORD_SCRIPTS);
+    this.fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT }, this.clock);
+    this.foldsShares = !isClusterConnection(options.connection);
     this.slots = new ToolSlots((tool) => this.executor.concurrencyOf?.(tool));
     this.shares = new PrincipalShares(this.client, this.names, this.clock, (error) =>
       this.logger.warn('Could not renew a fair-share slot', { error: String(error) }),
@@ -352,7 +371,9 @@ export class TaskWorker {
       }
       // The owner's fair share, across every worker: over it, the job leaves this worker to wait.
       const share = job.data.share;
-      let releaseShare: () => Promise<void> = async () => {};
+      let slot: ShareSlot | undefined;
+      // Set when the script that completes the job frees the slot (record-fold.ts).
+      let slotFreedByFinish = false;
       if (share) {
         const turn = await this.shares.acquire(share.owner, taskId, share.limit, job.timestamp).catch((error) => {
           releaseToolSlot();
@@ -364,13 +385,16 @@ export class TaskWorker {
           releaseProcessSlot();
           return this.waitForShare(job, token, share, turn.running);
         }
-        releaseShare = turn.release;
+        slot = turn;
       }
       const release = () => {
         releaseToolSlot();
         releaseProcessSlot();
         // Freed on every ending (outcome, cancel, park, hand-back); a killed worker's lease runs out.
-        this.track(releaseShare());
+        // An outcome's completion frees it in its own script; a completion that never comes
+        // leaves it to the lease, renewed no more.
+        if (slotFreedByFinish) slot?.stopRenewing();
+        else if (slot) this.track(slot.release());
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
@@ -469,7 +493,17 @@ export class TaskWorker {
         // in the command that completes the job once this returns (record-fold.ts).
         const change = outcomeChange(outcome);
         const known = run.known;
-        this.fold.finishWithRecord(taskId, (write) => this.store.update(taskId, change, undefined, known, write));
+        const freed = slot && this.foldsShares ? slot : undefined;
+        this.fold.finishWithRecord(
+          taskId,
+          (write) => this.store.update(taskId, change, undefined, known, write),
+          freed && {
+            keys: freed.keys,
+            released: (head) => this.track(freed.releasedInFinish(head)),
+            alone: () => this.track(freed.release()),
+          },
+        );
+        slotFreedByFinish = freed !== undefined;
       } finally {
         clearTimeout(startedNote);
         release();

@@ -308,8 +308,9 @@ export class TaskWorker {
             taskIds: [...this.running.keys()],
           });
         }
-        await Promise.allSettled([...this.pendingWrites]);
+        // Outcomes whose completion never came: their share slots are freed alone, and awaited.
         this.fold.forget();
+        await Promise.allSettled([...this.pendingWrites]);
         await this.shares.close();
         await this.versionWaits.close();
         await this.cancels.close();

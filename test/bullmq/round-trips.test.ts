@@ -1,8 +1,10 @@
 /**
  * What a task costs in Redis on the usual path, and the guards that make the cheap path safe:
- * a create sends its record and its job together (one round trip); a worker starts a fresh job
- * from the snapshot the job carries (no read) and writes the outcome without a conflict; a
- * refused create adds no job; a cancel that races the job reaches it either way.
+ * a create stores its record and adds its job in one script; a worker starts a fresh job from
+ * the snapshot the job carries (no read) and writes the outcome in the script that completes
+ * the job; a refused create adds no job; a write or a cancel that lands between the method's
+ * end and the job's completion is neither lost nor overwritten; a cancel that races the job
+ * reaches it either way.
  *
  * Commands are observed by wrapping ioredis's `sendCommand` in this process and keeping only
  * those naming this test's keys (and MULTI/EXEC).
@@ -15,7 +17,9 @@ import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime, type TaskWorkerSettings } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
-import { RedisTaskStore } from '../../src/runtime/bullmq/record-store.js';
+import { SHARE_RELEASE_SCRIPT } from '../../src/runtime/bullmq/principal-shares.js';
+import { RecordFold } from '../../src/runtime/bullmq/record-fold.js';
+import { RECORD_SCRIPTS, RedisTaskStore } from '../../src/runtime/bullmq/record-store.js';
 import { waitUntil } from '../contract/runtime-contract.js';
 import {
   deleteKeysUnder,
@@ -28,6 +32,8 @@ import {
   withRedis,
 } from './support.js';
 
+const FOLD_SCRIPTS = { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT };
+
 const DONE: TaskOutcome = { kind: 'result', result: { content: [] }, isError: false };
 
 interface Sent {
@@ -36,6 +42,8 @@ interface Sent {
   readonly name: string;
   /** The first key the command names (for EVALSHA/EVAL: after the sha and the key count). */
   readonly key: string;
+  /** Every argument, as strings. */
+  readonly args: readonly string[];
 }
 
 /** Records every command whose arguments mention `prefix`, and the order of sends and replies. */
@@ -49,7 +57,7 @@ function observeCommands(prefix: string) {
     if (args.some((arg) => arg.includes(prefix)) || command.name === 'multi' || command.name === 'exec') {
       const name = command.name.toLowerCase();
       const key = name === 'evalsha' || name === 'eval' ? (args[2] ?? '') : (args[0] ?? '');
-      const entry = { connection: String(this.options.connectionName), name, key };
+      const entry = { connection: String(this.options.connectionName), name, key, args };
       sent.push(entry);
       order.push(`send ${describe(entry)}`);
       command.promise.then(
@@ -81,9 +89,16 @@ async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000)
 }
 
 function describe(entry: Sent): string {
-  if (entry.key.includes(':task:')) return `${entry.name} record`;
-  if (entry.key.endsWith(':wait')) return `${entry.name} job-insert`;
+  const record = entry.args.some((arg) => arg.includes(':task:'));
+  // BullMQ's job scripts name the wait list first; the record's keys follow its own (record-fold.ts).
+  if (entry.key.endsWith(':wait')) return `${entry.name} job${record ? '+record' : ''}`;
+  if (record) return `${entry.name} record`;
   return entry.key === '' ? entry.name : `${entry.name} ${entry.key}`;
+}
+
+/** The commands naming `taskId`'s record key. */
+function namingRecord(sent: readonly Sent[], taskId: string): Sent[] {
+  return sent.filter((entry) => entry.args.some((arg) => arg.endsWith(`:task:${taskId}`)));
 }
 
 describeWithRedis('bullmq round trips per task', () => {
@@ -122,29 +137,51 @@ describeWithRedis('bullmq round trips per task', () => {
     return queue.getWaitingCount().finally(() => queue.close());
   }
 
-  it('creates with the record and the job sent together: both go out before either reply', async () => {
+  function activeJobs(): Promise<number> {
+    const queue = new Queue(runtimeNames(prefix).shards[0]?.queue as string, {
+      connection: { url: REDIS_URL },
+      prefix,
+    });
+    return queue.getActiveCount().finally(() => queue.close());
+  }
+
+  it('creates with the record and the job in one script: one command per create', async () => {
     const rt = await start();
     await rt.create(newRecord({})); // the first use of each script on a connection sends its source
     observed = observeCommands(prefix);
     for (let index = 0; index < 5; index++) {
       observed.reset();
-      await rt.create(newRecord({ index }));
-      expect(observed.order).toEqual([
-        expect.stringMatching(/^send evalsha record$/),
-        expect.stringMatching(/^send evalsha job-insert$/),
-        expect.stringMatching(/^reply evalsha record$/),
-        expect.stringMatching(/^reply evalsha job-insert$/),
-      ]);
+      const task = await rt.create(newRecord({ index }));
+      expect(observed.order).toEqual(['send evalsha job+record', 'reply evalsha job+record']);
+      expect(namingRecord(observed.sent, task.taskId)).toHaveLength(1);
     }
   });
 
-  it('creates under an id a client chose in one MULTI, so no other connection runs between record and job', async () => {
+  it('creates under an id a client chose in the same one script: atomic, with no MULTI', async () => {
     const rt = await start();
     await rt.create(newRecord({}, { clientTaskId: 'warm-up' }));
     observed = observeCommands(prefix);
     await rt.create(newRecord({}, { clientTaskId: 'chosen' }));
     const sends = observed.order.filter((step) => step.startsWith('send '));
-    expect(sends).toEqual(['send multi', 'send evalsha record', 'send evalsha job-insert', 'send exec']);
+    expect(sends).toEqual(['send evalsha job+record']);
+  });
+
+  it('puts the record as created in the job data, from the one copy the script carries', async () => {
+    const rt = await start();
+    const task = await rt.create(newRecord({ payload: 'x'.repeat(200) }, { priority: 3 }));
+    const queue = new Queue(runtimeNames(prefix).shards[0]?.queue as string, {
+      connection: { url: REDIS_URL },
+      prefix,
+    });
+    try {
+      const job = await queue.getJob(task.taskId);
+      expect(job?.data.start).toEqual(task);
+      expect(job?.data.tool).toBe(task.tool);
+      // A prioritized job goes through BullMQ's other insert script, folded the same way.
+      expect(await job?.getState()).toBe('prioritized');
+    } finally {
+      await queue.close();
+    }
   });
 
   it('starts a fresh job without reading its record, and writes the outcome once, without a conflict', async () => {
@@ -161,15 +198,128 @@ describeWithRedis('bullmq round trips per task', () => {
     observed = observeCommands(prefix);
     const tasks = await Promise.all([1, 2, 3, 4, 5, 6].map((index) => rt.create(newRecord({ index }))));
     for (const task of tasks) await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
-    // Per task, the worker's only command on its record is the outcome's compare-and-set,
-    // which wins at once (a lost race would re-read and send it again); it never reads it.
+    // Per task, the worker's only command on its record is the outcome's compare-and-set inside
+    // BullMQ's completion of the job, which wins at once (a lost race would re-read and send it
+    // again); it never reads it.
     for (const task of tasks) {
-      const byWorker = observed.sent.filter(
-        (entry) => entry.connection.endsWith(':worker') && entry.key.endsWith(`:task:${task.taskId}`),
-      );
-      expect(byWorker.map((entry) => entry.name)).toEqual(['evalsha']);
+      const byWorker = namingRecord(observed.sent, task.taskId).filter((entry) => entry.connection.endsWith(':worker'));
+      expect(byWorker.map(describe)).toEqual(['evalsha job+record']);
+      expect(byWorker[0]?.args).toContain('completed');
     }
     expect(ran).toEqual(expect.arrayContaining(tasks.map((task) => task.taskId)));
+  });
+
+  it('frees a fair-share slot in the script that completes the job, and still wakes the owner’s next waiter', async () => {
+    const executor: TaskExecutor = {
+      async execute() {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return DONE;
+      },
+    };
+    const rt = await start({ executor, concurrency: 4 });
+    const running = runtimeNames(prefix).shares.running('alice');
+    observed = observeCommands(prefix);
+    // One slot in the owner's share: the second and third wait, and only a release wakes them
+    // before the share's own re-check (30 s), so finishing at all shows the folded release woke them.
+    const tasks = await Promise.all(
+      [1, 2, 3].map((index) => rt.create(newRecord({ index }), { maxRunningForOwner: 1 })),
+    );
+    for (const task of tasks) await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
+    for (const task of tasks) {
+      const byWorker = observed.sent.filter(
+        (entry) => entry.connection.endsWith(':worker') && entry.args.includes(task.taskId),
+      );
+      const namingShare = byWorker.filter((entry) => entry.args.includes(running));
+      // The completion carries the release (the share's keys beside the record's): no release of its own.
+      const completion = namingShare.filter((entry) => entry.args.some((arg) => arg.endsWith(`:task:${task.taskId}`)));
+      expect(completion).toHaveLength(1);
+      // A release of its own is the share's script with its 3 keys and [taskId, now]: never sent.
+      const releases = namingShare.filter(
+        (entry) => entry.key === running && entry.args.length === 7 && entry.args[5] === task.taskId,
+      );
+      expect(releases).toEqual([]);
+    }
+  });
+
+  it('folds the record into every job insert BullMQ picks: a delayed job and a job with a parent too', async () => {
+    await withRedis(async (client) => {
+      const fold = new RecordFold(client, FOLD_SCRIPTS);
+      const queue = new Queue('folded', { connection: client, prefix }, fold.backendFactory);
+      try {
+        const store = new RedisTaskStore(client, runtimeNames(prefix));
+        const parent = await queue.add('parent', { tool: 't' }, { jobId: `parent-${Date.now()}` });
+        const add = (opts: object) => {
+          const record = { ...newRecord({}), statusMessage: 'queued' };
+          return fold
+            .addWithRecord(record.taskId, store.insertCommand(record, undefined), () =>
+              queue.add('t', { tool: 't' }, { jobId: record.taskId, ...opts }),
+            )
+            .then(() => record.taskId);
+        };
+        // A delayed job goes through BullMQ's addDelayedJob (a durable sleep parks one the same
+        // way), a child through addStandardJob with its parent's keys: each stores its record.
+        const delayed = await add({ delay: 60_000 });
+        const child = await add({ parent: { id: parent.id as string, queue: `${prefix}:folded` } });
+        for (const [taskId, state] of [
+          [delayed, 'delayed'],
+          [child, 'waiting'],
+        ] as const) {
+          expect((await store.get(taskId))?.taskId).toBe(taskId);
+          expect(await (await queue.getJob(taskId))?.getState()).toBe(state);
+          expect((await queue.getJob(taskId))?.data).toMatchObject({ start: { taskId } });
+        }
+      } finally {
+        await queue.obliterate({ force: true }).catch(() => {});
+        await queue.close();
+      }
+    });
+  });
+
+  it('writes an outcome whose record changed after the method ended: re-read, then completed with the job', async () => {
+    let other: RedisTaskStore | undefined;
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord) {
+        // Another writer lands between what the run knows and its outcome (a progress note
+        // from elsewhere): the folded compare-and-set loses, and the job must not complete
+        // without the outcome.
+        await other?.update(record.taskId, { status: 'working', statusMessage: 'noted elsewhere' });
+        return DONE;
+      },
+    };
+    await withRedis(async (client) => {
+      other = new RedisTaskStore(client, runtimeNames(prefix));
+      const rt = await start({ executor });
+      const warm = await rt.create(newRecord({}));
+      await waitForRecord(rt, warm.taskId, (record) => record.status === 'completed');
+      observed = observeCommands(prefix);
+      const task = await rt.create(newRecord({}));
+      const done = await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
+      expect(done.outcome).toEqual(DONE);
+      const byWorker = namingRecord(observed.sent, task.taskId).filter((entry) => entry.connection.endsWith(':worker'));
+      // The lost attempt, the read, the attempt that wins (and completes the job).
+      expect(byWorker.map(describe)).toEqual(['evalsha job+record', 'hmget record', 'evalsha job+record']);
+      await eventually(async () => (await jobsWaiting()) === 0);
+      expect(await activeJobs()).toBe(0);
+    });
+  });
+
+  it('completes the job of a task cancelled after its method ended, and keeps it cancelled', async () => {
+    let rt: BullmqTaskRuntime | undefined;
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord) {
+        await rt?.cancel(record.taskId, 'cancelled as it ended');
+        return DONE;
+      },
+    };
+    rt = await start({ executor });
+    const task = await rt.create(newRecord({}));
+    await waitForRecord(rt, task.taskId, (record) => record.status === 'cancelled');
+    // The late outcome is dropped by the state machine, and the job still leaves the active set.
+    await eventually(async () => (await activeJobs()) === 0);
+    const marker = await rt.create(newRecord({}));
+    await waitForRecord(rt, marker.taskId, (record) => record.status === 'cancelled');
+    expect((await rt.get(task.taskId))?.status).toBe('cancelled');
+    expect((await rt.get(task.taskId))?.statusMessage).toBe('cancelled as it ended');
   });
 
   it('adds no job for a create refused as a duplicate, even while the first task’s job is being removed', async () => {

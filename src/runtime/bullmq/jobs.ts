@@ -7,13 +7,13 @@
  * after the first (a retry, a lost worker) reads the record.
  */
 import type { JobsOptions, Queue } from 'bullmq';
-import type { ChainableCommander } from 'ioredis';
 import type { ParkReason } from '../../engine/lifecycle.js';
 import type { TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import type { RedisClient } from './connection.js';
 import type { ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
+import type { RecordCommand, RecordFold } from './record-fold.js';
 
 /** Job data: the tool (for dashboards and tool slots), the trace, and the start snapshot. */
 export interface TaskJobData {
@@ -94,9 +94,19 @@ export class TaskQueue {
   private readonly queue: Queue<TaskJobData>;
   private readonly jobOptions: JobsOptions;
 
-  constructor(client: RedisClient, prefix: string, shard: ShardNames, retry: Required<JobRetryOptions>) {
+  constructor(
+    client: RedisClient,
+    prefix: string,
+    shard: ShardNames,
+    retry: Required<JobRetryOptions>,
+    private readonly fold: RecordFold,
+  ) {
     // A shared client: the queue adds no connection of its own and fails as fast as the client.
-    this.queue = new (bullmqLibrary().Queue)<TaskJobData>(shard.queue, { connection: client, prefix });
+    this.queue = new (bullmqLibrary().Queue)<TaskJobData>(
+      shard.queue,
+      { connection: client, prefix },
+      fold.backendFactory,
+    );
     // Errors also reach the awaiting caller; without a listener EventEmitter would throw them.
     this.queue.on('error', () => {});
     this.jobOptions = {
@@ -109,9 +119,15 @@ export class TaskQueue {
     };
   }
 
-  /** Adds the task's job, with the record as created for its first run (see above). */
-  async enqueue(record: TaskRecord, share?: JobShare): Promise<void> {
-    await this.queue.add(record.tool, this.jobData(record, share), this.optionsFor(record));
+  /**
+   * Stores the record with `insert` and adds the task's job in one script (record-fold.ts),
+   * the job data carrying the record as created for its first run (see above). Rejects with
+   * `FoldedInsertRefusedError` when the insert refused, and then no job was added.
+   */
+  async enqueue(record: TaskRecord, insert: RecordCommand, share?: JobShare): Promise<void> {
+    await this.fold.addWithRecord(record.taskId, insert, () =>
+      this.queue.add(record.tool, this.jobData(record, share), this.optionsFor(record)),
+    );
   }
 
   /**
@@ -127,27 +143,10 @@ export class TaskQueue {
     };
   }
 
+  /** Without `start`: the folded insert adds it from the record JSON it stores (record-fold.ts). */
   private jobData(record: TaskRecord, share: JobShare | undefined): TaskJobData {
     const trace = captureTraceContext();
-    return { tool: record.tool, ...(trace && { trace }), start: record, ...(share && { share }) };
-  }
-
-  /** A MULTI on the queue's connection that BullMQ's own commands can join (see `addTo`). */
-  async transaction(): Promise<ChainableCommander> {
-    return (await this.queue.getBackend().client).multi() as unknown as ChainableCommander;
-  }
-
-  /** `enqueue`, queued on `transaction`: its reply comes from the transaction's `exec`. */
-  addTo(transaction: ChainableCommander, record: TaskRecord, share?: JobShare): void {
-    const job = new (bullmqLibrary().Job)<TaskJobData>(
-      this.queue,
-      record.tool,
-      this.jobData(record, share),
-      this.optionsFor(record),
-      record.taskId,
-    );
-    // BullMQ queues its command synchronously; this promise only mirrors the transaction's reply.
-    job.addJob(transaction as never).catch(() => {});
+    return { tool: record.tool, ...(trace && { trace }), ...(share && { share }) };
   }
 
   /**

@@ -26,3 +26,20 @@ export function ioredisLibrary(): typeof Ioredis {
   ioredis ??= load('ioredis') as typeof Ioredis;
   return ioredis;
 }
+
+/** One of BullMQ's Lua scripts as its Redis backend loads it: the text and its key count. */
+export interface BullmqScript {
+  readonly content: string;
+  readonly keys: number;
+}
+
+let scripts: Readonly<Record<string, BullmqScript>> | undefined;
+
+/**
+ * BullMQ's Lua scripts by name (its CommonJS build's `scripts` folder, the very text its Redis
+ * backend defines as commands), for the scripts the runtime folds its record into (record-fold.ts).
+ */
+export function bullmqScripts(): Readonly<Record<string, BullmqScript>> {
+  scripts ??= load('bullmq/dist/cjs/scripts/index.js') as Record<string, BullmqScript>;
+  return scripts;
+}

@@ -53,17 +53,21 @@ return count
  * KEYS: running, waiting, waitingAll. ARGV: taskId ('' to release nothing), now.
  * Frees the task's slot and pops the head of the owner's line: the task to wake, or false.
  */
-const RELEASE = new LuaScript(
-  'mcpShareRelease',
-  `
+const RELEASE_SOURCE = `
 if ARGV[1] ~= '' then redis.call('ZREM', KEYS[1], ARGV[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[2]))
 local head = redis.call('ZPOPMIN', KEYS[2])
 if #head == 0 then return false end
 redis.call('ZREM', KEYS[3], head[1])
 return head[1]
-`,
-);
+`;
+const RELEASE = new LuaScript('mcpShareRelease', RELEASE_SOURCE);
+
+/**
+ * `RELEASE` as text, for the script that completes a run's job (record-fold.ts), which frees
+ * the slot with it where the share's keys can join that script (one Redis, not a cluster).
+ */
+export const SHARE_RELEASE_SCRIPT = RELEASE_SOURCE;
 
 /**
  * KEYS: running, waiting, waitingAll. ARGV: taskId, limit, now, order, keyTtlMs.
@@ -84,8 +88,23 @@ return 0
 `,
 );
 
+/** A slot held by a run. */
+export interface ShareSlot {
+  /** Frees the slot and wakes the owner's next waiter: call when the run ends, however it ends. */
+  readonly release: () => Promise<void>;
+  /** The share's keys, for a release folded into the job's completion (see `releasedInFinish`). */
+  readonly keys: readonly [string, string, string];
+  /** Stops renewing the lease: the run is over, and its release is on its way. */
+  readonly stopRenewing: () => void;
+  /**
+   * The slot was freed by the script that completed the job (`SHARE_RELEASE_SCRIPT`),
+   * which popped `head` from the owner's line: wakes it (as `release` does).
+   */
+  readonly releasedInFinish: (head: string | undefined) => Promise<void>;
+}
+
 /** Either a slot (release it when the run ends, however it ends) or how many already run. */
-export type ShareTurn = { readonly release: () => Promise<void> } | { readonly running: number };
+export type ShareTurn = ShareSlot | { readonly running: number };
 
 export class PrincipalShares {
   /** A queue handle per shard, made when a wake-up first needs one. */
@@ -116,11 +135,19 @@ export class PrincipalShares {
     renew.unref();
     let released = false;
     return {
+      keys,
+      stopRenewing: () => clearInterval(renew),
       release: async () => {
         if (released) return;
         released = true;
         clearInterval(renew);
         await this.releaseAndWake(owner, taskId);
+      },
+      releasedInFinish: async (head) => {
+        if (released) return;
+        released = true;
+        clearInterval(renew);
+        if (head !== undefined) await this.wake(owner, head);
       },
     };
   }
@@ -158,16 +185,22 @@ export class PrincipalShares {
    * head still running (it is about to leave the worker) looks again itself once it has left.
    */
   private async releaseAndWake(owner: string | null, taskId: string): Promise<void> {
+    const head = await RELEASE.run(this.client, this.keysOf(owner), [taskId, this.clock()]);
+    if (typeof head === 'string') await this.wake(owner, head);
+  }
+
+  /** Wakes `head`, popped from `owner`'s line by a release; a stale head passes the wake-up on. */
+  private async wake(owner: string | null, popped: string): Promise<void> {
     const keys = this.keysOf(owner);
-    let releasing = taskId;
+    let head: unknown = popped;
     for (let skipped = 0; skipped <= MAX_SKIPPED_WAITERS; skipped++) {
-      const head = await RELEASE.run(this.client, keys, [releasing, this.clock()]);
-      releasing = '';
       if (typeof head !== 'string') return;
       const job = await this.queues.of(head).getJob(head);
-      if (!job?.data.share) continue;
-      await promoteIfDelayed(job);
-      return;
+      if (job?.data.share) {
+        await promoteIfDelayed(job);
+        return;
+      }
+      head = await RELEASE.run(this.client, keys, ['', this.clock()]);
     }
   }
 

@@ -10,7 +10,6 @@
  * scripts one at a time and delivers a connection's messages in publish order, so every
  * subscriber sees a task's versions in the order they were written.
  */
-import type { ChainableCommander } from 'ioredis';
 import { TaskError } from '../../engine/errors.js';
 import type { IdempotencyClaim, ListPage, ListPosition } from '../../engine/runtime.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../engine/task.js';
@@ -19,6 +18,7 @@ import type { RedisClient } from './connection.js';
 import { cancelledJobData } from './jobs.js';
 import type { RuntimeNames, ShardNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
+import type { RecordCommand } from './record-fold.js';
 
 /** Dead ids an insert removes from its owner's index at most: bounded work per create. */
 const PRUNE_BATCH = 100;
@@ -36,17 +36,15 @@ const PLACEHOLDER_TTL_MS = 10_000;
  * unfinished tasks as the limit allows, or the id of the task that holds the claim (which is
  * still stored), and then stores nothing: check, claim and record in one script, so two racing
  * creates from any processes make one task. The claim key is on the new task's shard (see
- * `BullmqTaskRuntime.idForClaim`); the record it names is on the same shard, hence slot. The job's insert is sent right behind this on the same connection (see `insert`):
- * when this refuses, it leaves a short-lived placeholder in the job's hash, so that BullMQ takes
- * the id for a duplicate and adds no job; a later insert that succeeds removes a placeholder
- * still there. The owner's sets live as long as their longest-lived member (TIME instead of a
+ * `BullmqTaskRuntime.idForClaim`); the record it names is on the same shard, hence slot. It runs
+ * inside the job insert's script (record-fold.ts), which adds no job when this refuses. (When
+ * this refuses it also leaves a short-lived placeholder in the job's hash, from when the job
+ * insert was a command of its own behind this one; a later insert that succeeds removes it.) The owner's sets live as long as their longest-lived member (TIME instead of a
  * client clock, so skew cannot shorten them); live members past their expiry are dropped
  * before counting. The expiry set scores the owner's ids by expiry, so every insert prunes (a
  * bounded batch of) dead ids by score: the index stays small for clients that never list.
  */
-const INSERT = new LuaScript(
-  'mcpTaskInsert',
-  `
+const INSERT_SOURCE = `
 -- Adds a member to an owner's set, which then lives at least as long as that member.
 local function add_kept_until(key, score, member, expiry)
   local ttl = redis.call('PTTL', key)
@@ -107,8 +105,7 @@ if KEYS[6] then
 end
 redis.call('PUBLISH', ARGV[5], '{"record":' .. ARGV[1] .. '}')
 return 1
-`,
-);
+`;
 
 /**
  * KEYS: record hash, live zset, job hash, [owner zset]. ARGV: expected version, new record
@@ -121,9 +118,7 @@ return 1
  * can create again at once. A cancel replaces the job's data in the same script, so a worker
  * that takes the job afterwards finds no start snapshot in it and reads the record instead.
  */
-const COMPARE_AND_SET = new LuaScript(
-  'mcpTaskCompareAndSet',
-  `
+const COMPARE_AND_SET_SOURCE = `
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return 0 end
 if version ~= ARGV[1] then return -1 end
@@ -139,8 +134,14 @@ if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[3], 'data') == 1 then redis.call
 redis.call('PUBLISH', ARGV[3], '{"record":' .. ARGV[2] .. '}')
 if ARGV[7] then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
 return 1
-`,
-);
+`;
+const COMPARE_AND_SET = new LuaScript('mcpTaskCompareAndSet', COMPARE_AND_SET_SOURCE);
+
+/**
+ * The two record scripts as text, for the commands that run them inside BullMQ's own job
+ * scripts (record-fold.ts): `INSERT` runs only that way, with the job insert.
+ */
+export const RECORD_SCRIPTS = { insert: INSERT_SOURCE, compareAndSet: COMPARE_AND_SET_SOURCE } as const;
 
 /** A write loses the race to another writer this often before we call it a bug. */
 const MAX_WRITE_CONFLICTS = 100;
@@ -178,7 +179,7 @@ export class RedisTaskStore {
     private readonly names: RuntimeNames,
     private readonly clock: () => number = Date.now,
   ) {
-    for (const script of [INSERT, COMPARE_AND_SET]) script.define(client);
+    COMPARE_AND_SET.define(client);
   }
 
   /**
@@ -199,41 +200,12 @@ export class RedisTaskStore {
   }
 
   /**
-   * Stores a new record. `quota` comes from `roomFor`. The script is sent synchronously, before
-   * this returns its promise, so the job insert the runtime sends right after this call runs
-   * behind it on the same connection: a refusal here keeps that insert from adding a job, and
-   * no worker can take a job whose record is not stored yet. One round trip for both.
-   *
-   * Only for ids nobody else can hold (fresh random ones): between the two commands another
-   * connection may remove a finished task's job, and a duplicate's job insert would then add a
-   * job. An id a client chose goes through `insertWithJob`.
+   * The `INSERT` script's keys and arguments for a new record (`quota` from `roomFor`), for the
+   * command that runs it with the job insert in one script (see record-fold.ts): the record is
+   * stored before the job exists, and a refusal adds no job. Its reply goes to `inserted`.
    */
-  async insert(record: TaskRecord, quota: LiveRoom | undefined, claim?: IdempotencyClaim): Promise<Inserted> {
-    return checkInserted(
-      await INSERT.run(this.client, this.insertKeys(record, claim), this.insertArgs(record, quota, claim)),
-      record,
-      quota,
-    );
-  }
-
-  /**
-   * `insert` and the job insert `addJob` queues, in one MULTI: the same round trip, atomic, for
-   * the price of building the transaction. Returns the replies of what `addJob` queued.
-   */
-  async insertWithJob(
-    record: TaskRecord,
-    quota: LiveRoom | undefined,
-    claim: IdempotencyClaim | undefined,
-    transaction: ChainableCommander,
-    addJob: (transaction: ChainableCommander) => void,
-  ): Promise<{ inserted: Inserted; jobReplies: readonly [Error | null, unknown][] }> {
-    INSERT.queue(transaction, this.insertKeys(record, claim), this.insertArgs(record, quota, claim));
-    addJob(transaction);
-    const replies = (await transaction.exec()) as [Error | null, unknown][] | null;
-    if (!replies) throw new Error(`Task ${record.taskId}: the create transaction was aborted`);
-    const [insertError, inserted] = replies[0] as [Error | null, unknown];
-    if (insertError) throw insertError;
-    return { inserted: checkInserted(inserted, record, quota), jobReplies: replies.slice(1) };
+  insertCommand(record: TaskRecord, quota: LiveRoom | undefined, claim?: IdempotencyClaim): RecordCommand {
+    return { keys: this.insertKeys(record, claim), args: this.insertArgs(record, quota, claim) };
   }
 
   private insertKeys(record: TaskRecord, claim: IdempotencyClaim | undefined): string[] {
@@ -334,13 +306,17 @@ export class RedisTaskStore {
    * that is how a late outcome after a cancel disappears. `undefined` when the task is gone.
    * `notify` is published in the same script as the write (used for cancel requests). A
    * writer that holds the result of its own last write passes it as `known` to skip the read;
-   * if someone wrote since, the version check fails and the record is read as usual.
+   * if someone wrote since, the version check fails and the record is read as usual. `write`
+   * runs each compare-and-set attempt in place of the script alone (the outcome of a job goes
+   * in the command that completes it: see record-fold.ts); it resolves as the script does.
    */
   async update(
     taskId: string,
     decide: ChangeDecision,
     notify?: { readonly channel: string; readonly message: string },
     known?: StoredRecord,
+    write: (command: RecordCommand) => Promise<unknown> = (command) =>
+      COMPARE_AND_SET.run(this.client, command.keys, command.args),
   ): Promise<WriteResult | undefined> {
     let guess = known;
     for (let attempt = 0; attempt < MAX_WRITE_CONFLICTS; attempt++) {
@@ -371,7 +347,7 @@ export class RedisTaskStore {
       const shard = this.names.shardOf(taskId);
       const keys = [shard.record(taskId), shard.live(next.owner, next.liveBudget), shard.job(taskId)];
       if (retention !== '' && next.owner !== null) keys.push(shard.owner(next.owner));
-      const written = await COMPARE_AND_SET.run(this.client, keys, args);
+      const written = await write({ keys, args });
       // The script increments the version by one on every write.
       if (written === 1) return { record: next, version: String(Number(current.version) + 1), changed: true };
       if (written === 0) return undefined;
@@ -467,7 +443,7 @@ export class RedisTaskStore {
 export type Inserted = { readonly stored: true } | { readonly stored: false; readonly holder: string };
 
 /** Throws for what `INSERT` refused: 1 stored, 0 the id is taken, -1 the quota is used up. */
-function checkInserted(inserted: unknown, record: TaskRecord, quota: LiveRoom | undefined): Inserted {
+export function checkInserted(inserted: unknown, record: TaskRecord, quota: LiveRoom | undefined): Inserted {
   if (typeof inserted === 'string') return { stored: false, holder: inserted };
   if (inserted === -1) {
     throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${quota?.max} unfinished tasks`);

@@ -34,8 +34,9 @@ import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
 import { countParked, noteUnparked } from './parked-tasks.js';
-import { countShareWaiters } from './principal-shares.js';
-import { DuplicateTaskError, type LiveRoom, RedisTaskStore } from './record-store.js';
+import { countShareWaiters, SHARE_RELEASE_SCRIPT } from './principal-shares.js';
+import { FoldedInsertRefusedError, RecordFold } from './record-fold.js';
+import { checkInserted, DuplicateTaskError, type LiveRoom, RECORD_SCRIPTS, RedisTaskStore } from './record-store.js';
 import { RedisSlotLedger } from './slot-ledger.js';
 import { QUEUED_MESSAGE, withLostWorker } from './status-mapping.js';
 import { countVersionWaiters } from './version-waits.js';
@@ -114,7 +115,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
     const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
-    this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry));
+    const fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT });
+    this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry, fold));
     this.events = new TaskEventStream(this.subscriber, this.names.eventsChannel, this.logger);
     this.slots = new RedisSlotLedger(this.client, this.names, {
       ...(options.slotLeaseMs !== undefined && { leaseMs: options.slotLeaseMs }),
@@ -135,10 +137,10 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 
   /**
-   * Record and job sent together, in that order, down one connection: one round trip, and Redis
-   * stores the record before the job exists (a refused record keeps the job from being added;
-   * see record-store.ts). A failure after that undoes what it can; what it cannot (Redis gone
-   * between the two) leaves a record that says `queued` until its TTL removes it.
+   * Record and job in one script: one command, and no job exists without its record (a refused
+   * record adds no job; see record-fold.ts). A failure whose outcome is unknown (Redis gone
+   * mid-call, the deadline passed) undoes what it can; what it cannot leaves a record that says
+   * `queued` until its TTL removes it.
    */
   async create(record: NewTaskRecord, options: CreateOptions = {}): Promise<TaskRecord> {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
@@ -157,7 +159,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
         throw error;
       }
       const share = options.maxRunningForOwner === undefined ? undefined : shareOf(stored, options.maxRunningForOwner);
-      const { recordError, jobError, holder } = await this.sendRecordAndJob(stored, room, claim, share);
+      const { recordError, holder } = await this.sendRecordAndJob(stored, room, claim, share);
       if (recordError !== undefined) {
         // A refused insert added no job; any other failure may have left one to remove.
         if (!isRefusal(recordError)) void this.undoCreate(stored);
@@ -169,10 +171,10 @@ export class BullmqTaskRuntime implements TaskRuntime {
         if (existing) return existing;
         throw new TaskError('RUNTIME_UNAVAILABLE', 'The task holding this idempotency key ended as it was read; retry');
       }
-      if (jobError !== undefined || signal.aborted) {
-        // The caller is told it failed (or already was, by the deadline): nothing may run.
+      if (signal.aborted) {
+        // The caller was told it failed, by the deadline: nothing may run.
         void this.undoCreate(stored);
-        throw jobError ?? signal.reason;
+        throw signal.reason;
       }
       return stored;
     });
@@ -200,36 +202,27 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 
   /**
-   * A fresh random id cannot be taken, so the two inserts go out back to back. An id a client
-   * chose may be taken by a task whose job a worker is removing right now: only a MULTI keeps
-   * the duplicate's job insert from slipping in behind that removal (and it costs more CPU).
+   * The record and the job in one script (record-fold.ts): atomic for any id, a fresh random
+   * one or one a client chose. A refusal (the id is taken, the quota is used up, the claim is
+   * held) added no job; any other failure may or may not have stored both.
    */
   private async sendRecordAndJob(
     record: TaskRecord,
     room: LiveRoom | undefined,
     claim: IdempotencyClaim | undefined,
     share: JobShare | undefined,
-  ): Promise<{ recordError?: unknown; jobError?: unknown; holder?: string }> {
-    const queue = this.queueOf(record.taskId);
-    if (record.clientTaskId === undefined) {
-      const [inserted, enqueued] = await Promise.allSettled([
-        this.store.insert(record, room, claim),
-        queue.enqueue(record, share),
-      ]);
-      if (inserted.status === 'rejected') return { recordError: inserted.reason };
-      if (!inserted.value.stored) return { holder: inserted.value.holder };
-      return enqueued.status === 'rejected' ? { jobError: enqueued.reason } : {};
-    }
+  ): Promise<{ recordError?: unknown; holder?: string }> {
     try {
-      const transaction = await queue.transaction();
-      const { inserted, jobReplies } = await this.store.insertWithJob(record, room, claim, transaction, (multi) =>
-        queue.addTo(multi, record, share),
-      );
-      if (!inserted.stored) return { holder: inserted.holder };
-      const [[jobError] = [null]] = jobReplies;
-      return jobError ? { jobError } : {};
+      await this.queueOf(record.taskId).enqueue(record, this.store.insertCommand(record, room, claim), share);
+      return {};
     } catch (error) {
-      return { recordError: error };
+      if (!(error instanceof FoldedInsertRefusedError)) return { recordError: error };
+      try {
+        const inserted = checkInserted(error.reply, record, room);
+        return inserted.stored ? {} : { holder: inserted.holder };
+      } catch (refusal) {
+        return { recordError: refusal };
+      }
     }
   }
 

@@ -51,15 +51,29 @@ import {
 import { createConsoleLogger } from '../../observe/log.js';
 import type { Logger } from '../../observe/logger.js';
 import { limitRepeats } from '../../observe/repeat-limiter.js';
-import { closeClient, createRedisClient, type RedisClient, type RedisConnection, withDeadline } from './connection.js';
+import {
+  closeClient,
+  createRedisClient,
+  isClusterConnection,
+  type RedisClient,
+  type RedisConnection,
+  withDeadline,
+} from './connection.js';
 import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type ParkedJob, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
 import { noteParked, noteUnparked } from './parked-tasks.js';
-import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
+import {
+  PrincipalShares,
+  promoteIfDelayed,
+  SHARE_RECHECK_MS,
+  SHARE_RELEASE_SCRIPT,
+  type ShareSlot,
+} from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
-import { RedisTaskStore, type StoredRecord } from './record-store.js';
+import { RecordFold } from './record-fold.js';
+import { RECORD_SCRIPTS, RedisTaskStore, type StoredRecord } from './record-store.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -189,6 +203,13 @@ export class TaskWorker {
   private readonly client: RedisClient;
   private readonly subscriber: RedisClient;
   private readonly store: RedisTaskStore;
+  /** Writes each outcome in the command that completes its job (record-fold.ts). */
+  private readonly fold: RecordFold;
+  /**
+   * Whether a run's fair-share slot is freed in the script that completes its job: on one
+   * Redis, not on a cluster (where the share's keys are in a slot of their own).
+   */
+  private readonly foldsShares: boolean;
   private readonly cancels: RedisChannelSubscription;
   private readonly answers: RedisChannelSubscription;
   /** Runs holding their slot for an answer, by task id. */
@@ -227,6 +248,8 @@ export class TaskWorker {
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:cancels`);
     this.clock = options.clock ?? Date.now;
     this.store = new RedisTaskStore(this.client, this.names, this.clock);
+    this.fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT }, this.clock);
+    this.foldsShares = !isClusterConnection(options.connection);
     this.slots = new ToolSlots((tool) => this.executor.concurrencyOf?.(tool));
     this.shares = new PrincipalShares(this.client, this.names, this.clock, (error) =>
       this.logger.warn('Could not renew a fair-share slot', { error: String(error) }),
@@ -255,15 +278,20 @@ export class TaskWorker {
     const taken = shares.reduce((sum, share) => sum + share, 0);
     this.processSlots = taken > concurrency ? new ToolSlots(() => concurrency) : undefined;
     this.workers = consumed.map((shard, position) => {
-      const worker = new (bullmqLibrary().Worker)<TaskJobData, void>(shard.queue, processor, {
-        connection: this.client,
-        prefix: this.names.prefix,
-        concurrency: shares[position] as number,
-        autorun: false,
-        lockDuration,
-        stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
-        maxStalledCount: options.maxStalledCount ?? 1,
-      });
+      const worker = new (bullmqLibrary().Worker)<TaskJobData, void>(
+        shard.queue,
+        processor,
+        {
+          connection: this.client,
+          prefix: this.names.prefix,
+          concurrency: shares[position] as number,
+          autorun: false,
+          lockDuration,
+          stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
+          maxStalledCount: options.maxStalledCount ?? 1,
+        },
+        this.fold.backendFactory,
+      );
       this.listenTo(worker, shard);
       return worker;
     });
@@ -313,6 +341,8 @@ export class TaskWorker {
             taskIds: [...this.running.keys()],
           });
         }
+        // Outcomes whose completion never came: their share slots are freed alone, and awaited.
+        this.fold.forget();
         await Promise.allSettled([...this.pendingWrites]);
         await this.shares.close();
         await this.versionWaits.close();
@@ -353,6 +383,8 @@ export class TaskWorker {
     const controller = new AbortController();
     bullSignal?.addEventListener('abort', () => controller.abort(bullSignal.reason), { once: true });
     const run: RunningTask = { controller, shuttingDown: false, paused: false };
+    // An outcome left by an earlier run of this job that never completed it (its lock was lost).
+    this.fold.forget(taskId);
     // Registered before anything is read: a cancel heard from now on reaches `run`, and one
     // heard before is in `recentCancels`.
     this.running.set(taskId, run);
@@ -373,7 +405,9 @@ export class TaskWorker {
       }
       // The owner's fair share, across every worker: over it, the job leaves this worker to wait.
       const share = job.data.share;
-      let releaseShare: () => Promise<void> = async () => {};
+      let slot: ShareSlot | undefined;
+      // Set when the script that completes the job frees the slot (record-fold.ts).
+      let slotFreedByFinish = false;
       if (share) {
         const turn = await this.shares.acquire(share.owner, taskId, share.limit, job.timestamp).catch((error) => {
           releaseToolSlot();
@@ -385,13 +419,16 @@ export class TaskWorker {
           releaseProcessSlot();
           return this.waitForShare(job, token, share, turn.running);
         }
-        releaseShare = turn.release;
+        slot = turn;
       }
       const release = () => {
         releaseToolSlot();
         releaseProcessSlot();
         // Freed on every ending (outcome, cancel, park, hand-back); a killed worker's lease runs out.
-        this.track(releaseShare());
+        // An outcome's completion frees it in its own script; a completion that never comes
+        // leaves it to the lease, renewed no more.
+        if (slotFreedByFinish) slot?.stopRenewing();
+        else if (slot) this.track(slot.release());
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
@@ -492,8 +529,21 @@ export class TaskWorker {
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record, run.wait);
         // A cancelled task is terminal already: the state machine drops this late outcome.
-        // Written against the newest version this run knows: with no other writer, no read.
-        await this.store.update(taskId, outcomeChange(outcome), undefined, run.known);
+        // Written against the newest version this run knows (with no other writer, no read),
+        // in the command that completes the job once this returns (record-fold.ts).
+        const change = outcomeChange(outcome);
+        const known = run.known;
+        const freed = slot && this.foldsShares ? slot : undefined;
+        this.fold.finishWithRecord(
+          taskId,
+          (write) => this.store.update(taskId, change, undefined, known, write),
+          freed && {
+            keys: freed.keys,
+            released: (head) => this.track(freed.releasedInFinish(head)),
+            alone: () => this.track(freed.release()),
+          },
+        );
+        slotFreedByFinish = freed !== undefined;
       } finally {
         clearTimeout(startedNote);
         release();

@@ -7,6 +7,7 @@ import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import type { Logger } from '../observe/logger.js';
 import {
   BullmqTaskRuntime,
+  type CreateDurability,
   type JobRetryOptions,
   type RedisConnection,
   type TaskWorkerSettings,
@@ -27,6 +28,11 @@ export interface RedisSetup {
   readonly shards?: number;
   /** Attempts after infrastructure failures, such as a worker lost mid-job. */
   readonly retry?: JobRetryOptions;
+  /**
+   * When a create is acknowledged (default `'primary'`); `'replicated'` waits until a replica
+   * has the task too (see `BullmqRuntimeOptions.durability`).
+   */
+  readonly durability?: CreateDurability;
   /** Lock, stall and shutdown timings of the workers in this process. */
   readonly worker?: Omit<TaskWorkerSettings, 'executor' | 'concurrency' | 'logger'>;
 }
@@ -79,6 +85,7 @@ export function chooseRuntime(
     ...(setup.queue !== undefined && { queue: setup.queue }),
     ...(setup.shards !== undefined && { shards: setup.shards }),
     ...(setup.retry && { retry: setup.retry }),
+    ...(setup.durability !== undefined && { durability: setup.durability }),
     ...(concurrency > 0 && { worker: { ...setup.worker, executor, concurrency, logger } }),
     logger,
   });

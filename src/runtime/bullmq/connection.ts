@@ -176,6 +176,8 @@ function createClusterClient(connection: RedisClusterConnection, role: Connectio
     {
       clusterRetryStrategy: retryStrategy,
       ...options,
+      // Replicas lag their master: a read there could miss the write just acknowledged.
+      scaleReads: 'master',
       enableOfflineQueue: ROLE_OPTIONS[role].enableOfflineQueue ?? true,
       redisOptions: { connectionName: name, ...options.redisOptions, ...roleOptions },
     },

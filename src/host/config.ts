@@ -62,7 +62,8 @@ export const CONFIG_VARIABLES = {
   REDIS_CLUSTER_NODES: 'host:port of Redis Cluster nodes separated by commas (and REDIS_URL unset)',
   REDIS_SENTINELS:
     'host:port of Redis Sentinels separated by commas, with REDIS_SENTINEL_NAME set (and REDIS_URL, REDIS_CLUSTER_NODES unset)',
-  REDIS_SENTINEL_NAME: 'the name the sentinels monitor the primary under (sentinel monitor <name> …), with REDIS_SENTINELS',
+  REDIS_SENTINEL_NAME:
+    'the name the sentinels monitor the primary under (sentinel monitor <name> …), with REDIS_SENTINELS',
   REDIS_DURABILITY: 'primary or replicated (acknowledge a create once a replica has it too)',
   REDIS_PREFIX: 'a key prefix of 1 to 100 characters without spaces or braces',
   TASK_SHARDS: `a whole number from 1 to ${MAX_SHARDS}, the same in every process`,

@@ -36,7 +36,9 @@ describe('failover settings', () => {
   it('names the variable that is wrong', () => {
     const refused = (env: Record<string, string>) => () => readConfig(env);
     expect(refused({ REDIS_SENTINELS: 'x:1' })).toThrow(/REDIS_SENTINEL_NAME="" is not valid: .*sentinel monitor/);
-    expect(refused({ REDIS_SENTINEL_NAME: 'p' })).toThrow(/REDIS_SENTINEL_NAME="p" is not valid: .*with REDIS_SENTINELS/);
+    expect(refused({ REDIS_SENTINEL_NAME: 'p' })).toThrow(
+      /REDIS_SENTINEL_NAME="p" is not valid: .*with REDIS_SENTINELS/,
+    );
     expect(refused({ REDIS_SENTINELS: 'x', REDIS_SENTINEL_NAME: 'p' })).toThrow(/REDIS_SENTINELS="x" is not valid/);
     expect(refused({ REDIS_SENTINELS: 'x:1', REDIS_SENTINEL_NAME: 'p q' })).toThrow(/REDIS_SENTINEL_NAME="p q"/);
     expect(refused({ REDIS_URL: 'redis://x', REDIS_SENTINELS: 'x:1', REDIS_SENTINEL_NAME: 'p' })).toThrow(
@@ -69,7 +71,7 @@ describe('failover settings', () => {
         maxRetriesPerRequest: 0,
       });
       expect(worker.options.maxRetriesPerRequest).toBeNull();
-      const readonly = new Error('READONLY You can\'t write against a read only replica.');
+      const readonly = new Error("READONLY You can't write against a read only replica.");
       expect(request.options.reconnectOnError?.(readonly)).toBe(1);
       expect(worker.options.reconnectOnError?.(readonly)).toBe(2);
       expect(worker.options.reconnectOnError?.(new Error('ERR other'))).toBe(false);

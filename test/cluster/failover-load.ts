@@ -1,12 +1,14 @@
 /**
  * The load the failover tests put on one shard while its primary dies: a few creators in a
  * loop, each acknowledged task id kept with the time of its acknowledgement, and the check
- * afterwards of which acknowledged tasks survived the promotion.
+ * afterwards of which acknowledged tasks survived the promotion. Free of vitest, so
+ * `bench/failover.ts` runs it from plain Node.
  */
+
+import { newTaskId } from '../../src/engine/engine.js';
 import type { TaskExecutor } from '../../src/engine/runtime.js';
 import type { NewTaskRecord, TaskRecord } from '../../src/engine/task.js';
 import type { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
-import { newRecord } from '../bullmq/support.js';
 
 /** Finishes every task after a few milliseconds of "work", keeping the ids it ran. */
 export class ShortWork implements TaskExecutor {
@@ -19,16 +21,30 @@ export class ShortWork implements TaskExecutor {
 }
 
 /** A new record whose id falls on `shard`. */
-export function recordOnShard(runtime: BullmqTaskRuntime, shard: number, overrides: Partial<NewTaskRecord> = {}) {
+export function recordOnShard(runtime: BullmqTaskRuntime, shard: number): NewTaskRecord {
   for (;;) {
-    const record = newRecord({}, { ttlMs: 600_000, ...overrides });
-    if (runtime.names.shardOf(record.taskId).index === shard) return record;
+    const taskId = newTaskId();
+    if (runtime.names.shardOf(taskId).index !== shard) continue;
+    const now = Date.now();
+    return {
+      taskId,
+      owner: 'alice',
+      tool: 't',
+      args: {},
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: 600_000,
+      pollIntervalMs: 1000,
+    };
   }
 }
 
 /** One acknowledged create. */
 export interface Acknowledged {
   readonly taskId: string;
+  /** When the create was sent, and when it was acknowledged. */
+  readonly sentAt?: number;
   readonly at: number;
 }
 
@@ -37,7 +53,7 @@ export interface CreateLoad {
   readonly acknowledged: Acknowledged[];
   /** Times of failed creates, with their messages. */
   readonly failures: { readonly at: number; readonly message: string }[];
-  /** The first create acknowledged at or after `since`. */
+  /** When the first create sent at or after `since` was acknowledged. */
   firstAckAfter(since: number, timeoutMs: number): Promise<number>;
   stop(): Promise<void>;
 }
@@ -48,9 +64,10 @@ export function startCreateLoad(runtime: BullmqTaskRuntime, shard: number, creat
   let stopped = false;
   const loop = async () => {
     while (!stopped) {
+      const sentAt = Date.now();
       try {
         const created = await runtime.create(recordOnShard(runtime, shard));
-        acknowledged.push({ taskId: created.taskId, at: Date.now() });
+        acknowledged.push({ taskId: created.taskId, sentAt, at: Date.now() });
       } catch (error) {
         failures.push({ at: Date.now(), message: error instanceof Error ? error.message : String(error) });
         // A failing shard answers at once; do not spin.
@@ -65,7 +82,7 @@ export function startCreateLoad(runtime: BullmqTaskRuntime, shard: number, creat
     async firstAckAfter(since, timeoutMs) {
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
-        const first = acknowledged.find((ack) => ack.at >= since);
+        const first = acknowledged.find((ack) => (ack.sentAt ?? ack.at) >= since);
         if (first) return first.at;
         await sleep(10);
       }
@@ -86,9 +103,26 @@ export async function lostTasks(
 ): Promise<{ taskId: string; msBeforeKill: number }[]> {
   const lost: { taskId: string; msBeforeKill: number }[] = [];
   for (const ack of acknowledged) {
-    if (!(await runtime.get(ack.taskId))) lost.push({ taskId: ack.taskId, msBeforeKill: killAt - ack.at });
+    if (!(await readRetrying(runtime, ack.taskId))) lost.push({ taskId: ack.taskId, msBeforeKill: killAt - ack.at });
   }
   return lost;
+}
+
+/** Reads refused while the client catches up with the promotion, counted. */
+export const refusedReads: { at: number; message: string }[] = [];
+
+/** A read, retried for a few seconds while it is refused: a refusal is not an absence. */
+async function readRetrying(runtime: BullmqTaskRuntime, taskId: string) {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await runtime.get(taskId);
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      refusedReads.push({ at: Date.now(), message: error instanceof Error ? error.message : String(error) });
+      await sleep(50);
+    }
+  }
 }
 
 export function sleep(ms: number): Promise<void> {

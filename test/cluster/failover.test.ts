@@ -63,9 +63,11 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
 
   /** The master of `shard` and its replica's port. */
   async function masterAndReplica(runtime: BullmqTaskRuntime, shard: number) {
-    const master = await cluster.masterOf((runtime.names.shards[shard]?.queue as string).slice(1, -1));
+    const queue = runtime.names.shards[shard]?.queue ?? '';
+    const master = await cluster.masterOf(queue.slice(1, -1));
     const role = (await cluster.client(master.port).call('ROLE')) as [string, number, [string, string, string][]];
-    const replica = Number(role[2][0]?.[1]);
+    const first = role[2][0];
+    const replica = first ? Number(first[1]) : 0;
     if (!replica) throw new Error(`master ${master.port} has no replica`);
     return { master: master.port, replica };
   }

@@ -75,7 +75,10 @@ export async function startLocalSentinelGroup(options: LocalSentinelOptions = {}
     await untilAnswers(primary);
     for (let index = 0; index < replicas; index++) {
       const port = await nextPort();
-      data.set(port, spawnRedisServer(port, dir, [...(options.serverArgs ?? []), '--replicaof', HOST, String(primary)]));
+      data.set(
+        port,
+        spawnRedisServer(port, dir, [...(options.serverArgs ?? []), '--replicaof', HOST, String(primary)]),
+      );
       await untilAnswers(port);
     }
     await Promise.all([...data.keys()].slice(1).map((port) => untilLinkUp(port)));

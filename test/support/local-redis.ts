@@ -82,7 +82,14 @@ export async function startLocalCluster(masters = 3, options: LocalClusterOption
     await Promise.all(ports.map((port) => untilAnswers(port)));
     const created = spawnSync(
       'redis-cli',
-      ['--cluster', 'create', ...ports.map((port) => `${HOST}:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+      [
+        '--cluster',
+        'create',
+        ...ports.map((port) => `${HOST}:${port}`),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ],
       { encoding: 'utf8', timeout: 30_000 },
     );
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
@@ -178,7 +185,20 @@ export async function startLocalRedis(): Promise<LocalRedis> {
 export function spawnRedisServer(port: number, dir: string, extra: readonly string[]): ChildProcess {
   // Files named by port: nodes share `dir`, and a replica writes an RDB when it syncs.
   const files = ['--dbfilename', `dump-${port}.rdb`, '--appenddirname', `aof-${port}`];
-  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, ...files, ...extra];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    ...files,
+    ...extra,
+  ];
   return spawn('redis-server', args, { stdio: 'ignore' });
 }
 

@@ -72,7 +72,8 @@ export function parseClusterNodes(list: string): RedisClusterConnection {
  * `REDIS_SENTINEL_NAME`) as a Sentinel connection; throws naming a bad entry.
  */
 export function parseSentinels(list: string, name: string): RedisSentinelConnection {
-  if (name.trim() === '' || /\s/.test(name.trim())) throw new Error('REDIS_SENTINEL_NAME must be a name without spaces');
+  if (name.trim() === '' || /\s/.test(name.trim()))
+    throw new Error('REDIS_SENTINEL_NAME must be a name without spaces');
   return { sentinels: parseHostPorts(list, 'REDIS_SENTINELS'), name: name.trim() };
 }
 

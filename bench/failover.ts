@@ -16,6 +16,7 @@
 import { silentLogger } from '../src/observe/logger.js';
 import { BullmqTaskRuntime, type CreateDurability, TaskWorker } from '../src/runtime/bullmq/index.js';
 import {
+  describeLost,
   lostTasks,
   recordOnShard,
   refusedReads,
@@ -41,11 +42,7 @@ interface Outage {
   readonly lastRefusedReadMs?: number;
 }
 
-async function underLoad(
-  runtime: BullmqTaskRuntime,
-  shard: number,
-  kill: () => Promise<void>,
-): Promise<Outage> {
+async function underLoad(runtime: BullmqTaskRuntime, shard: number, kill: () => Promise<void>): Promise<Outage> {
   const load = startCreateLoad(runtime, shard, 4);
   await sleep(1000);
   const killAt = Date.now();
@@ -58,6 +55,7 @@ async function underLoad(
   const reads = refusedReads.slice(readsBefore);
   const last = reads.at(-1);
   if (last) console.log(`  a refused read: ${last.message}`);
+  if (lost.length > 0) console.log(`  ${describeLost(lost)}`);
   return {
     ms: backAt - killAt,
     acknowledged: load.acknowledged.length,

@@ -71,6 +71,8 @@ describe('failover settings', () => {
         maxRetriesPerRequest: 0,
       });
       expect(worker.options.maxRetriesPerRequest).toBeNull();
+      // Reconnects ask a sentinel again at most half a second apart.
+      expect(request.options.retryStrategy?.(100)).toBe(500);
       const readonly = new Error("READONLY You can't write against a read only replica.");
       expect(request.options.reconnectOnError?.(readonly)).toBe(1);
       expect(worker.options.reconnectOnError?.(readonly)).toBe(2);

@@ -100,12 +100,33 @@ export async function lostTasks(
   runtime: BullmqTaskRuntime,
   acknowledged: readonly Acknowledged[],
   killAt: number,
-): Promise<{ taskId: string; msBeforeKill: number }[]> {
-  const lost: { taskId: string; msBeforeKill: number }[] = [];
+): Promise<LostTask[]> {
+  const lost: LostTask[] = [];
   for (const ack of acknowledged) {
-    if (!(await readRetrying(runtime, ack.taskId))) lost.push({ taskId: ack.taskId, msBeforeKill: killAt - ack.at });
+    if (!(await readRetrying(runtime, ack.taskId))) {
+      lost.push({ taskId: ack.taskId, msBeforeKill: killAt - ack.at, sentBeforeKill: (ack.sentAt ?? ack.at) < killAt });
+    }
   }
   return lost;
+}
+
+/** An acknowledged task gone after the failover: when it was acknowledged, relative to the SIGKILL. */
+export interface LostTask {
+  readonly taskId: string;
+  /** Negative: the reply arrived after the signal was sent (the process had not died yet). */
+  readonly msBeforeKill: number;
+  readonly sentBeforeKill: boolean;
+}
+
+/** Lost tasks outside the window: sent after the kill, or acknowledged long before it (more than `windowMs`) or after the process was gone. */
+export function outsideWindow(lost: readonly LostTask[], windowMs: number, killMs: number): LostTask[] {
+  return lost.filter((task) => !task.sentBeforeKill || task.msBeforeKill > windowMs || task.msBeforeKill < -killMs);
+}
+
+/** How lost tasks are printed. */
+export function describeLost(lost: readonly LostTask[]): string {
+  if (lost.length === 0) return '0 lost';
+  return `${lost.length} lost (acknowledged ${lost.map((task) => `${task.msBeforeKill} ms`).join(', ')} before the SIGKILL)`;
 }
 
 /** Reads refused while the client catches up with the promotion, counted. */

@@ -58,7 +58,8 @@ export interface CreateLoad {
   stop(): Promise<void>;
 }
 
-export function startCreateLoad(runtime: BullmqTaskRuntime, shard: number, creators = 4): CreateLoad {
+/** `creators` loops creating tasks on `shard`, each pausing `pauseMs` between creates (so the worker keeps up). */
+export function startCreateLoad(runtime: BullmqTaskRuntime, shard: number, creators = 4, pauseMs = 0): CreateLoad {
   const acknowledged: Acknowledged[] = [];
   const failures: { at: number; message: string }[] = [];
   let stopped = false;
@@ -68,6 +69,7 @@ export function startCreateLoad(runtime: BullmqTaskRuntime, shard: number, creat
       try {
         const created = await runtime.create(recordOnShard(runtime, shard));
         acknowledged.push({ taskId: created.taskId, sentAt, at: Date.now() });
+        if (pauseMs > 0) await sleep(pauseMs);
       } catch (error) {
         failures.push({ at: Date.now(), message: error instanceof Error ? error.message : String(error) });
         // A failing shard answers at once; do not spin.
@@ -148,4 +150,29 @@ async function readRetrying(runtime: BullmqTaskRuntime, taskId: string) {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls the tasks until each is `completed`; returns those that are not by the deadline, with their state. */
+export async function unfinished(
+  runtime: BullmqTaskRuntime,
+  taskIds: readonly string[],
+  timeoutMs: number,
+): Promise<{ taskId: string; status?: string; statusMessage?: string }[]> {
+  let waiting = [...taskIds];
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const states = await Promise.all(
+      waiting.map(async (taskId) => ({ taskId, record: await readRetrying(runtime, taskId) })),
+    );
+    const left = states.filter(({ record }) => record?.status !== 'completed');
+    waiting = left.map(({ taskId }) => taskId);
+    if (waiting.length === 0 || Date.now() > until) {
+      return left.map(({ taskId, record }) => ({
+        taskId,
+        ...(record && { status: record.status }),
+        ...(record?.statusMessage !== undefined && { statusMessage: record.statusMessage }),
+      }));
+    }
+    await sleep(200);
+  }
 }

@@ -12,7 +12,7 @@
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { BullmqTaskRuntime, type CreateDurability, TaskWorker } from '../../src/runtime/bullmq/index.js';
-import { quietLogger, randomPrefix, waitForRecord } from '../bullmq/support.js';
+import { quietLogger, randomPrefix } from '../bullmq/support.js';
 import {
   describeLost,
   lostTasks,

@@ -23,7 +23,7 @@ import {
   startCreateLoad,
   unfinished,
 } from './failover-load.js';
-import { describeWithClusterBinaries, type LocalCluster, startLocalCluster } from './local-cluster.js';
+import { clusterClient, describeWithClusterBinaries, type LocalCluster, startLocalCluster } from './local-cluster.js';
 
 const AOF = ['--appendonly', 'yes', '--appendfsync', 'everysec'];
 
@@ -93,7 +93,7 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
     const killAt = Date.now();
     await cluster.kill(master);
     const killedAt = Date.now();
-    const backAt = await load.firstAckAfter(killAt, 20_000);
+    const backAt = await load.firstAckAfter(killedAt, 20_000);
     await sleep(1000);
     await load.stop();
 
@@ -101,7 +101,7 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
     const after = load.acknowledged.filter((ack) => ack.at >= killAt);
     const lost = await lostTasks(runtime, load.acknowledged, killAt);
     console.info(
-      `cluster failover: creates on the shard were out for ${backAt - killAt} ms after the kill; ` +
+      `cluster failover: creates on the shard were out for ${backAt - killAt} ms after the SIGKILL; ` +
         `${before.length} acknowledged before, ${after.length} after, ${load.failures.length} refused, ` +
         `${describeLost(lost)}`,
     );
@@ -123,6 +123,28 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
     console.info(
       `${surviving.length - left.length} of ${surviving.length} completed, ${Date.now() - checkFrom} ms after the load stopped`,
     );
+    if (left.length > 0) {
+      // What became of each one's job, for the report.
+      const probe = clusterClient(cluster);
+      try {
+        for (const task of left) {
+          const ack = load.acknowledged.find((candidate) => candidate.taskId === task.taskId);
+          const job = await probe.hgetall(runtime.names.shardOf(task.taskId).job(task.taskId));
+          console.info(
+            `unfinished ${task.taskId}: acknowledged ${ack ? killAt - ack.at : '?'} ms before the SIGKILL; job ${JSON.stringify(
+              {
+                exists: Object.keys(job).length > 0,
+                processedOn: job.processedOn,
+                attemptsMade: job.attemptsMade,
+                failedReason: job.failedReason,
+              },
+            )}`,
+          );
+        }
+      } finally {
+        probe.disconnect();
+      }
+    }
     expect(left).toEqual([]);
   }, 60_000);
 

@@ -72,7 +72,7 @@ describeWithClusterBinaries('failover under Redis Sentinel', () => {
     const killAt = Date.now();
     await group.kill(primary);
     const killedAt = Date.now();
-    const backAt = await load.firstAckAfter(killAt, 30_000);
+    const backAt = await load.firstAckAfter(killedAt, 30_000);
     const promoted = await group.promotedFrom(primary);
     await sleep(1000);
     await load.stop();

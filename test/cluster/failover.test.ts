@@ -70,6 +70,17 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
     return worker;
   }
 
+  async function untilReady(worker: TaskWorker): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await worker.checkReady();
+      } catch (error) {
+        if (attempt > 50) throw error;
+        await sleep(100);
+      }
+    }
+  }
+
   /** The master of `shard` and its replica's port. */
   async function masterAndReplica(runtime: BullmqTaskRuntime, shard: number) {
     const queue = runtime.names.shards[shard]?.queue ?? '';
@@ -85,8 +96,10 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
     const prefix = randomPrefix();
     const runtime = startRuntime(prefix);
     const work = new ShortWork();
-    startWorker(prefix, work);
+    const worker = startWorker(prefix, work);
     const { master } = await masterAndReplica(runtime, 0);
+    // The failover is under test here, not a worker's start: take load once it takes jobs.
+    await untilReady(worker);
 
     const load = startCreateLoad(runtime, 0, 2, 5);
     await sleep(1500);

@@ -101,6 +101,7 @@ export type {
   JobRetryOptions,
   RedisClusterConnection,
   RedisConnection,
+  RedisSentinelConnection,
   TaskWorkerSettings,
 } from './runtime/bullmq/index.js';
 export { BullmqTaskRuntime, TaskWorker } from './runtime/bullmq/index.js';

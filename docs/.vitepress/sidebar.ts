@@ -29,6 +29,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
     text: 'Production',
     items: [
       { text: 'Deploying', link: '/guide/deploying' },
+      { text: 'High availability', link: '/guide/high-availability' },
       { text: 'Operating', link: '/guide/operating' },
       { text: 'Performance', link: '/guide/performance' },
     ],

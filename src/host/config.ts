@@ -4,7 +4,14 @@
  * what it holds and what it accepts; `runTaskServer` and `runTaskWorkers` print that line and
  * exit with status 2 instead of crashing later with a stack trace from deep inside a library.
  */
-import { MAX_SHARDS, parseClusterNodes, type TaskWorkerSettings } from '../runtime/bullmq/index.js';
+import {
+  type CreateDurability,
+  MAX_SHARDS,
+  parseClusterNodes,
+  parseSentinels,
+  type RedisConnection,
+  type TaskWorkerSettings,
+} from '../runtime/bullmq/index.js';
 import { checkPublicUrl } from '../tools/registry.js';
 import type { RedisSetup } from './runtime-choice.js';
 
@@ -27,8 +34,9 @@ export type WorkerTimings = Pick<
 
 export interface ProcessConfig {
   /**
-   * From `REDIS_URL` or `REDIS_CLUSTER_NODES`, `REDIS_PREFIX` and `TASK_SHARDS`, with the worker
-   * timings and `TASK_WORKER_SHARDS`; absent without either of the first two.
+   * From `REDIS_URL`, `REDIS_CLUSTER_NODES` or `REDIS_SENTINELS` (with `REDIS_SENTINEL_NAME`),
+   * `REDIS_PREFIX`, `TASK_SHARDS` and `REDIS_DURABILITY`, with the worker timings and
+   * `TASK_WORKER_SHARDS`; absent without one of the first three.
    */
   readonly redis?: RedisSetup;
   /** `WORKERS`: tasks this process runs at once. */
@@ -53,6 +61,11 @@ export interface ProcessConfig {
 export const CONFIG_VARIABLES = {
   REDIS_URL: 'a redis:// or rediss:// URL, such as redis://127.0.0.1:6379',
   REDIS_CLUSTER_NODES: 'host:port of Redis Cluster nodes separated by commas (and REDIS_URL unset)',
+  REDIS_SENTINELS:
+    'host:port of Redis Sentinels separated by commas, with REDIS_SENTINEL_NAME set (and REDIS_URL, REDIS_CLUSTER_NODES unset)',
+  REDIS_SENTINEL_NAME:
+    'the name the sentinels monitor the primary under (sentinel monitor <name> …), with REDIS_SENTINELS',
+  REDIS_DURABILITY: 'primary or replicated (acknowledge a create once a replica has it too)',
   REDIS_PREFIX: 'a key prefix of 1 to 100 characters without spaces or braces',
   TASK_SHARDS: `a whole number from 1 to ${MAX_SHARDS}, the same in every process`,
   TASK_WORKER_SHARDS: 'shard numbers separated by commas, each below TASK_SHARDS, such as 0,2',
@@ -114,6 +127,30 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     } catch {
       throw new ConfigError('REDIS_CLUSTER_NODES', clusterNodes, CONFIG_VARIABLES.REDIS_CLUSTER_NODES);
     }
+  }
+  const sentinelList = value('REDIS_SENTINELS');
+  const sentinelName = value('REDIS_SENTINEL_NAME');
+  let sentinels: ReturnType<typeof parseSentinels> | undefined;
+  if (sentinelList !== undefined) {
+    if (url !== undefined || clusterNodes !== undefined) {
+      throw new ConfigError('REDIS_SENTINELS', sentinelList, CONFIG_VARIABLES.REDIS_SENTINELS);
+    }
+    if (sentinelName === undefined) {
+      throw new ConfigError('REDIS_SENTINEL_NAME', '', CONFIG_VARIABLES.REDIS_SENTINEL_NAME);
+    }
+    try {
+      sentinels = parseSentinels(sentinelList, sentinelName);
+    } catch (error) {
+      const badName = error instanceof Error && error.message.startsWith('REDIS_SENTINEL_NAME');
+      if (badName) throw new ConfigError('REDIS_SENTINEL_NAME', sentinelName, CONFIG_VARIABLES.REDIS_SENTINEL_NAME);
+      throw new ConfigError('REDIS_SENTINELS', sentinelList, CONFIG_VARIABLES.REDIS_SENTINELS);
+    }
+  } else if (sentinelName !== undefined) {
+    throw new ConfigError('REDIS_SENTINEL_NAME', sentinelName, CONFIG_VARIABLES.REDIS_SENTINEL_NAME);
+  }
+  const durability = value('REDIS_DURABILITY');
+  if (durability !== undefined && durability !== 'primary' && durability !== 'replicated') {
+    throw new ConfigError('REDIS_DURABILITY', durability, CONFIG_VARIABLES.REDIS_DURABILITY);
   }
   const shards = whole('TASK_SHARDS', 1, MAX_SHARDS);
   const workerShards = value('TASK_WORKER_SHARDS');
@@ -188,7 +225,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
     ...(inputGraceMs !== undefined && { inputGraceMs }),
     ...(versionWaitMs !== undefined && { versionWaitMs }),
   };
-  const connection = cluster ?? url;
+  const connection: RedisConnection | undefined = cluster ?? sentinels ?? url;
   const worker = { ...workerTimings, ...(consumeShards && { consumeShards }) };
   return {
     ...(connection !== undefined && {
@@ -197,6 +234,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig 
         ...(prefix !== undefined && { prefix }),
         ...(shards !== undefined && { shards }),
         ...(slotLeaseMs !== undefined && { slotLeaseMs }),
+        ...(durability !== undefined && { durability: durability as CreateDurability }),
         ...(Object.keys(worker).length > 0 && { worker }),
       },
     }),

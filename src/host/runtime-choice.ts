@@ -7,6 +7,7 @@ import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import type { Logger } from '../observe/logger.js';
 import {
   BullmqTaskRuntime,
+  type CreateDurability,
   type JobRetryOptions,
   type RedisConnection,
   type TaskWorkerSettings,
@@ -33,6 +34,11 @@ export interface RedisSetup {
    * process that dies come back within it.
    */
   readonly slotLeaseMs?: number;
+  /**
+   * When a create is acknowledged (default `'primary'`); `'replicated'` waits until a replica
+   * has the task too (see `BullmqRuntimeOptions.durability`).
+   */
+  readonly durability?: CreateDurability;
   /** Lock, stall and shutdown timings of the workers in this process. */
   readonly worker?: Omit<TaskWorkerSettings, 'executor' | 'concurrency' | 'logger'>;
 }
@@ -88,6 +94,7 @@ export function chooseRuntime(
     ...(setup.shards !== undefined && { shards: setup.shards }),
     ...(setup.retry && { retry: setup.retry }),
     ...(setup.slotLeaseMs !== undefined && { slotLeaseMs: setup.slotLeaseMs }),
+    ...(setup.durability !== undefined && { durability: setup.durability }),
     ...(concurrency > 0 && { worker: { ...setup.worker, executor, concurrency, logger } }),
     logger,
   });

@@ -131,7 +131,7 @@ export async function runTaskWorkers(options: RunWorkersOptions): Promise<TaskWo
   const redis = options.redis ?? config.redis;
   if (!redis) {
     process.stderr.write(
-      `error: worker processes need Redis: set REDIS_URL to ${CONFIG_VARIABLES.REDIS_URL}, or REDIS_CLUSTER_NODES\n`,
+      `error: worker processes need Redis: set REDIS_URL to ${CONFIG_VARIABLES.REDIS_URL}, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS\n`,
     );
     process.exit(2);
   }

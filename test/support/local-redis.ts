@@ -27,8 +27,11 @@ export interface LocalCluster {
   readonly connection: RedisClusterConnection;
   /** `host:port,…`, as in `REDIS_CLUSTER_NODES`. */
   readonly nodeList: string;
-  /** Kills one master for good (SIGKILL, no failover: the cluster has no replicas). */
+  /** Kills one node for good (SIGKILL; with replicas, one of its replicas takes over). */
   kill(port: number): Promise<void>;
+  /** Freezes one node (SIGSTOP) or thaws it (SIGCONT): it keeps its sockets but answers nothing. */
+  pause(port: number): void;
+  resume(port: number): void;
   /** The master that owns `tag`'s slot. */
   masterOf(tag: string): Promise<ClusterNodeAddress>;
   /** A plain client to one node (for counting its keys). */
@@ -44,13 +47,22 @@ export function redisBinariesAvailable(): boolean {
   return server.status === 0 && cli.status === 0;
 }
 
-export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
+/** How a local cluster is built beyond its masters. */
+export interface LocalClusterOptions {
+  /** Replicas per master (default 0), each able to take over when its master dies. */
+  readonly replicas?: number;
+  /** Extra `redis-server` arguments for every node, such as `--appendonly yes`. */
+  readonly serverArgs?: readonly string[];
+}
+
+export async function startLocalCluster(masters = 3, options: LocalClusterOptions = {}): Promise<LocalCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-cluster-'));
   const processes = new Map<number, ChildProcess>();
   const clients: Redis[] = [];
   const ports: number[] = [];
+  const replicas = options.replicas ?? 0;
   try {
-    for (let index = 0; index < masters; index++) ports.push(await freeClusterPort(ports));
+    for (let index = 0; index < masters * (1 + replicas); index++) ports.push(await freeClusterPort(ports));
     for (const port of ports) {
       processes.set(
         port,
@@ -63,17 +75,26 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
           '1000',
           '--cluster-require-full-coverage',
           'no',
+          ...(options.serverArgs ?? []),
         ]),
       );
     }
     await Promise.all(ports.map((port) => untilAnswers(port)));
     const created = spawnSync(
       'redis-cli',
-      ['--cluster', 'create', ...ports.map((port) => `${HOST}:${port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      [
+        '--cluster',
+        'create',
+        ...ports.map((port) => `${HOST}:${port}`),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ],
       { encoding: 'utf8', timeout: 30_000 },
     );
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     await Promise.all(ports.map((port) => untilClusterOk(port)));
+    if (replicas > 0) await untilReplicated(ports, masters, replicas);
   } catch (error) {
     for (const child of processes.values()) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -87,13 +108,24 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
     nodeList: nodes.map((node) => `${node.host}:${node.port}`).join(','),
     async kill(port) {
       const child = processes.get(port);
-      if (!child || child.exitCode !== null) return;
+      if (!child || !isRunning(child)) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
       await exited;
     },
+    pause(port) {
+      processes.get(port)?.kill('SIGSTOP');
+    },
+    resume(port) {
+      processes.get(port)?.kill('SIGCONT');
+    },
     async masterOf(tag) {
-      const probe = new Redis(ports[0] as number, HOST, { maxRetriesPerRequest: 1 });
+      // Any node still alive knows the slot's owner (after a failover, the promoted replica).
+      const alive = ports.find((port) => {
+        const child = processes.get(port);
+        return child !== undefined && isRunning(child);
+      }) as number;
+      const probe = new Redis(alive, HOST, { maxRetriesPerRequest: 1 });
       try {
         const slot = Number(await probe.call('CLUSTER', 'KEYSLOT', `{${tag}}`));
         const ranges = (await probe.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
@@ -113,6 +145,7 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
     },
     async stop() {
       for (const client of clients) client.disconnect();
+      for (const child of processes.values()) child.kill('SIGCONT');
       await Promise.all([...processes.values()].map(killAndWait));
       rmSync(dir, { recursive: true, force: true });
     },
@@ -149,13 +182,33 @@ export async function startLocalRedis(): Promise<LocalRedis> {
 }
 
 /** A throw-away server: loopback only, no persistence, its files in `dir`. */
-function spawnRedisServer(port: number, dir: string, extra: readonly string[]): ChildProcess {
-  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, ...extra];
+export function spawnRedisServer(port: number, dir: string, extra: readonly string[]): ChildProcess {
+  // Files named by port: nodes share `dir`, and a replica writes an RDB when it syncs.
+  const files = ['--dbfilename', `dump-${port}.rdb`, '--appenddirname', `aof-${port}`];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    ...files,
+    ...extra,
+  ];
   return spawn('redis-server', args, { stdio: 'ignore' });
 }
 
-function killAndWait(child: ChildProcess): Promise<unknown> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+/** Not exited, by itself or by a signal. */
+export function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+export function killAndWait(child: ChildProcess): Promise<unknown> {
+  if (!isRunning(child)) return Promise.resolve();
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
   return exited;
@@ -176,7 +229,7 @@ async function freeClusterPort(taken: readonly number[]): Promise<number> {
   throw new Error('found no free pair of ports for a cluster node');
 }
 
-function freePort(port: number): Promise<number> {
+export function freePort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -196,7 +249,7 @@ async function portIsFree(port: number): Promise<boolean> {
   }
 }
 
-async function untilAnswers(port: number): Promise<void> {
+export async function untilAnswers(port: number): Promise<void> {
   const client = new Redis(port, HOST, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   client.on('error', () => {});
   try {
@@ -229,6 +282,25 @@ async function untilClusterOk(port: number): Promise<void> {
   }
 }
 
-function sleep(ms: number): Promise<void> {
+export /** Until `masters` nodes are masters with `replicas` replicas each, all synced. */
+async function untilReplicated(ports: readonly number[], masters: number, replicas: number): Promise<void> {
+  const probes = ports.map((port) => new Redis(port, HOST, { maxRetriesPerRequest: 1 }));
+  try {
+    for (let attempt = 0; attempt < 300; attempt++) {
+      const infos = await Promise.all(probes.map((probe) => probe.info('replication')));
+      const ready = infos.filter((info) => {
+        const online = info.match(/^slave\d+:.*state=online/gm) ?? [];
+        return info.includes('role:master') && online.length >= replicas;
+      });
+      if (ready.length === masters) return;
+      await sleep(50);
+    }
+    throw new Error(`the cluster's ${masters} masters never had ${replicas} synced replica(s) each`);
+  } finally {
+    for (const probe of probes) probe.disconnect();
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -26,34 +26,71 @@ export interface RedisClusterConnection {
 }
 
 /**
- * Where Redis is: a `redis://` / `rediss://` URL, ioredis options (host, port, db, tls, …), or
- * the nodes of a Redis Cluster.
+ * Redis Sentinel: the sentinels to ask (any one that answers will do) and the name of the
+ * primary they watch (`sentinel monitor <name> …`). Every connection asks a sentinel for the
+ * current primary whenever it (re)connects, so after a failover it finds the promoted replica by
+ * itself. `redisOptions` apply to the data nodes and, for `sentinelPassword`, `sentinelTLS` and
+ * the like, to the sentinels (ioredis options).
  */
-export type RedisConnection = string | RedisOptions | RedisClusterConnection;
+export interface RedisSentinelConnection {
+  readonly sentinels: readonly { readonly host: string; readonly port: number }[];
+  readonly name: string;
+  readonly redisOptions?: Omit<RedisOptions, 'sentinels' | 'name'>;
+}
+
+/**
+ * Where Redis is: a `redis://` / `rediss://` URL, ioredis options (host, port, db, tls, …), the
+ * nodes of a Redis Cluster, or the sentinels that watch a primary and its replicas.
+ */
+export type RedisConnection = string | RedisOptions | RedisClusterConnection | RedisSentinelConnection;
 
 /** A connection to a single Redis or to a Redis Cluster; both take the same commands. */
 export type RedisClient = Redis | Cluster;
 
+/** Whether `connection` names Redis Cluster nodes. */
 export function isClusterConnection(connection: RedisConnection): connection is RedisClusterConnection {
   return typeof connection === 'object' && 'clusterNodes' in connection;
 }
 
+/** Whether `connection` names sentinels (our shape, or ioredis options with `sentinels`). */
+export function isSentinelConnection(connection: RedisConnection): connection is RedisSentinelConnection {
+  return (
+    typeof connection === 'object' &&
+    'sentinels' in connection &&
+    Array.isArray(connection.sentinels) &&
+    connection.sentinels.length > 0
+  );
+}
+
 /** `host:port,host:port` (as in `REDIS_CLUSTER_NODES`) as cluster start-up nodes; throws naming a bad entry. */
 export function parseClusterNodes(list: string): RedisClusterConnection {
+  return { clusterNodes: parseHostPorts(list, 'REDIS_CLUSTER_NODES') };
+}
+
+/**
+ * `host:port,host:port` (as in `REDIS_SENTINELS`) and the watched primary's name (as in
+ * `REDIS_SENTINEL_NAME`) as a Sentinel connection; throws naming a bad entry.
+ */
+export function parseSentinels(list: string, name: string): RedisSentinelConnection {
+  if (name.trim() === '' || /\s/.test(name.trim()))
+    throw new Error('REDIS_SENTINEL_NAME must be a name without spaces');
+  return { sentinels: parseHostPorts(list, 'REDIS_SENTINELS'), name: name.trim() };
+}
+
+function parseHostPorts(list: string, variable: string): { host: string; port: number }[] {
   const entries = list
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
-  if (entries.length === 0) throw new Error('REDIS_CLUSTER_NODES names no node: expected host:port,host:port,…');
-  const clusterNodes = entries.map((entry) => {
+  if (entries.length === 0) throw new Error(`${variable} names no node: expected host:port,host:port,…`);
+  return entries.map((entry) => {
     const match = /^(.+):(\d{1,5})$/.exec(entry);
     const port = Number(match?.[2]);
     if (!match || port < 1 || port > 65_535) {
-      throw new Error(`REDIS_CLUSTER_NODES: ${JSON.stringify(entry)} is not host:port`);
+      throw new Error(`${variable}: ${JSON.stringify(entry)} is not host:port`);
     }
     return { host: (match[1] as string).replace(/^\[(.*)\]$/, '$1'), port };
   });
-  return { clusterNodes };
 }
 
 export type ConnectionRole = 'request' | 'worker' | 'subscriber';
@@ -86,6 +123,8 @@ export function createRedisClient(
   let client: RedisClient;
   if (isClusterConnection(connection)) {
     client = createClusterClient(connection, role, name);
+  } else if (isSentinelConnection(connection)) {
+    client = createSentinelClient(connection, role, defaults);
   } else if (typeof connection === 'string') {
     client = new (ioredisLibrary().Redis)(connection, { ...defaults, ...ROLE_OPTIONS[role] });
   } else {
@@ -93,6 +132,45 @@ export function createRedisClient(
   }
   reportErrorsOncePerOutage(client, logger, name);
   return client;
+}
+
+/**
+ * Reconnects through Sentinel back off less: each attempt asks a sentinel where the primary is
+ * (cheap), and the attempt after the promotion is the one that restores service.
+ */
+function sentinelRetryStrategy(times: number): number {
+  return Math.min(50 * times, 500);
+}
+
+/**
+ * A primary found through Sentinel. On top of the role's options:
+ *
+ * - reconnects at most 500 ms apart (`sentinelRetryStrategy`);
+ * - `failoverDetector`: the client also listens to the sentinels' `+switch-master` and leaves
+ *   the old primary as soon as they promote a replica, instead of when its socket breaks (a
+ *   primary cut off by a partition may never close it);
+ * - `reconnectOnError` on `READONLY`: an old primary that came back as a replica refuses
+ *   writes; reconnecting asks the sentinels again. The refused command did not run, so worker
+ *   and subscriber connections resend it; a request fails and its caller retries.
+ * - a `sentinelCommandTimeout`, so a sentinel that hangs is skipped for the next one.
+ */
+function createSentinelClient(
+  connection: RedisSentinelConnection,
+  role: ConnectionRole,
+  defaults: RedisOptions,
+): Redis {
+  const options = 'redisOptions' in connection ? connection.redisOptions : (connection as RedisOptions);
+  return new (ioredisLibrary().Redis)({
+    ...defaults,
+    retryStrategy: sentinelRetryStrategy,
+    failoverDetector: true,
+    sentinelCommandTimeout: 1000,
+    reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? (role === 'request' ? 1 : 2) : false),
+    ...options,
+    sentinels: connection.sentinels.map(({ host, port }) => ({ host, port })),
+    name: connection.name,
+    ...ROLE_OPTIONS[role],
+  });
 }
 
 /**
@@ -109,6 +187,8 @@ function createClusterClient(connection: RedisClusterConnection, role: Connectio
     {
       clusterRetryStrategy: retryStrategy,
       ...options,
+      // Replicas lag their master: a read there could miss the write just acknowledged.
+      scaleReads: 'master',
       enableOfflineQueue: ROLE_OPTIONS[role].enableOfflineQueue ?? true,
       redisOptions: { connectionName: name, ...options.redisOptions, ...roleOptions },
     },

@@ -7,13 +7,15 @@ export {
   closeClient,
   createRedisClient,
   parseClusterNodes,
+  parseSentinels,
   type RedisClient,
   type RedisClusterConnection,
   type RedisConnection,
+  type RedisSentinelConnection,
 } from './connection.js';
 export type { JobRetryOptions } from './jobs.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, DEFAULT_SHARDS, MAX_SHARDS } from './keys.js';
-export { type BullmqRuntimeOptions, BullmqTaskRuntime } from './runtime.js';
+export { type BullmqRuntimeOptions, BullmqTaskRuntime, type CreateDurability } from './runtime.js';
 export { type Closable, type RunUntilSignalOptions, runWorkersUntilSignal } from './signals.js';
 export {
   DEFAULT_SLOT_LEASE_MS,

@@ -49,6 +49,9 @@ import { TaskWorker, type TaskWorkerSettings } from './worker.js';
  */
 const EXPIRY_REPORT_KEPT_MS = 60 * 60 * 1000;
 
+/** When a create is acknowledged: see `BullmqRuntimeOptions.durability`. */
+export type CreateDurability = 'primary' | 'replicated';
+
 /**
  * Options of `BullmqTaskRuntime`. Every server and worker process of an app uses the same
  * `connection`, `prefix`, `queue` and `shards`, or they will not see each other's tasks.
@@ -68,6 +71,16 @@ export interface BullmqRuntimeOptions {
   readonly shards?: number;
   /** Longest a create/get/list/cancel waits for Redis before RUNTIME_UNAVAILABLE (default 3000 ms). */
   readonly operationTimeoutMs?: number;
+  /**
+   * When a create is acknowledged. `'primary'` (default): once the Redis primary stored it;
+   * replication is asynchronous, so a primary that dies in the next moment can take the task
+   * with it (docs: High availability, the loss window). `'replicated'`: also once at least one
+   * replica has it (Redis `WAIT 1`), for one more round trip; a create no replica confirms
+   * within `replicaWaitMs` fails with RUNTIME_UNAVAILABLE and is undone.
+   */
+  readonly durability?: CreateDurability;
+  /** How long a `'replicated'` create waits for a replica (default 1000 ms, below `operationTimeoutMs`). */
+  readonly replicaWaitMs?: number;
   readonly retry?: JobRetryOptions;
   /** Also run tasks in this process. Omit in a server that leaves all work to worker processes. */
   readonly worker?: TaskWorkerSettings;
@@ -105,12 +118,22 @@ export class BullmqTaskRuntime implements TaskRuntime {
   private readonly events: TaskEventStream;
   private readonly logger: Logger;
   private readonly operationTimeoutMs: number;
+  private readonly replicaWaitMs: number | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(options: BullmqRuntimeOptions) {
     this.names = runtimeNames(options.prefix, options.queue, options.shards);
     this.logger = options.logger ?? createConsoleLogger();
     this.operationTimeoutMs = options.operationTimeoutMs ?? 3000;
+    if (options.durability === 'replicated') {
+      const waitMs = options.replicaWaitMs ?? Math.min(1000, Math.floor(this.operationTimeoutMs / 2));
+      if (!Number.isInteger(waitMs) || waitMs < 1 || waitMs >= this.operationTimeoutMs) {
+        throw new RangeError(
+          `replicaWaitMs must be a whole number of milliseconds from 1 to below operationTimeoutMs (${this.operationTimeoutMs}), got ${waitMs}`,
+        );
+      }
+      this.replicaWaitMs = waitMs;
+    }
     this.client = createRedisClient(options.connection, 'request', this.logger, `${this.names.queue}:runtime`);
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
@@ -176,8 +199,36 @@ export class BullmqTaskRuntime implements TaskRuntime {
         void this.undoCreate(stored);
         throw signal.reason;
       }
+      if (this.replicaWaitMs !== undefined) await this.untilReplicated(stored, signal);
       return stored;
     });
+  }
+
+  /**
+   * `WAIT 1` on the connection that wrote the task: Redis answers once a replica has every
+   * write made on it so far. On a cluster the pipeline's one keyed command sends it to the
+   * shard's primary (the keyless `WAIT` follows it there). No replica in time: the caller is
+   * told the create failed, so the task is undone.
+   */
+  private async untilReplicated(record: TaskRecord, signal: AbortSignal): Promise<void> {
+    const replies = await this.client
+      .pipeline()
+      .exists(this.names.record(record.taskId))
+      .call('WAIT', '1', String(this.replicaWaitMs))
+      .exec();
+    const [, [waitError, replicas] = [null, 0]] = replies ?? [];
+    if (waitError || Number(replicas) < 1 || signal.aborted) {
+      void this.undoCreate(record);
+      throw (
+        signal.reason ??
+        new TaskError(
+          'RUNTIME_UNAVAILABLE',
+          `No Redis replica confirmed the task within ${this.replicaWaitMs} ms (durability: replicated)${
+            waitError ? `: ${waitError.message}` : ''
+          }; it was not created`,
+        )
+      );
+    }
   }
 
   /** The task holding an idempotency claim, read as `get` reads it (a lost worker says so). */

@@ -27,7 +27,22 @@ export {
 } from './decorators/index.js';
 export { isTaskPaused, TaskPaused } from './engine/errors.js';
 export { NonRetryableError } from './tools/errors.js';
-export type { InputOptions, InputResult, QuestionMap, TaskContext, TaskLogger, TaskProgress } from './tools/context.js';
+export type {
+  ChildResults,
+  ChildTask,
+  InputOptions,
+  InputResult,
+  QuestionMap,
+  SpawnArgs,
+  SpawnResult,
+  TaskContext,
+  TaskLogger,
+  TaskProgress,
+  ToolMap,
+  ToolTypes,
+} from './tools/context.js';
+export { ChildTaskFailedError } from './tools/children.js';
+export { DEFAULT_MAX_CHILDREN_PER_TASK, RELATED_TASK_IDS_META_KEY } from './engine/children.js';
 export type {
   AudioContent,
   ContentBlock,

@@ -3,6 +3,8 @@
  * SEP-1686's `keepAlive`) are computed from it in `src/protocol/`, never stored.
  */
 
+import type { ChildEntry, ParentLink } from './children.js';
+
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
@@ -101,6 +103,13 @@ export interface TaskRecord {
    * runs it. Once the method has run, it resumes only on a worker with this version.
    */
   readonly toolVersion?: string;
+  /**
+   * The child tasks this task started with `ctx.spawn`, by call-site key (`tool`, `tool-2`, ...):
+   * a run replayed after a pause or a lost worker finds them here and starts none twice.
+   */
+  readonly children?: Readonly<Record<string, ChildEntry>>;
+  /** Set on a child task: the task that spawned it, and under which key. */
+  readonly parent?: ParentLink;
 }
 
 /** The highest priority number a task may have (the one that runs last). */

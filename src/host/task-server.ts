@@ -317,6 +317,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     logger,
     observer,
     maxResultBytes: limits.maxResultBytes,
+    maxArgumentBytes: limits.maxArgumentBytes,
   });
   const runtime =
     typeof options.runtime === 'function'
@@ -328,12 +329,15 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     policy: {
       maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal,
       maxRunningTasksPerOwner: limits.maxRunningTasksPerPrincipal,
+      maxChildrenPerTask: limits.maxChildrenPerTask,
       ...options.policy,
     },
     maxListPageBytes: limits.maxListPageBytes,
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
     observer,
   });
+  // Children `ctx.spawn` starts in this process go through this engine's ordinary create.
+  registry.spawnWith(engine);
   const calls = new ToolCalls(engine, registry, limits);
   const unaware = unawareClientsOf(calls, options.unawareClients);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;

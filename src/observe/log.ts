@@ -186,6 +186,20 @@ function describe(event: LifecycleEvent): {
       return { level: 'info', message: 'task answered', data: { keys: event.keys } };
     case 'paused':
       return { level: 'info', message: 'task paused for input', data: { keys: event.keys } };
+    case 'parked':
+      return {
+        level: 'info',
+        message: `task parked (${event.reason}: ${event.done} of ${event.count} done)`,
+        data: { reason: event.reason, count: event.count, done: event.done },
+      };
+    case 'woke':
+      return { level: 'info', message: `task woke (${event.reason})`, data: { reason: event.reason, count: event.count } };
+    case 'spawned':
+      return {
+        level: 'info',
+        message: `task spawned ${event.tool} ${event.child}`,
+        data: { child: event.child, childTool: event.tool, key: event.key },
+      };
     case 'completed':
       return { level: 'info', message: 'task completed', data: { durationMs: event.durationMs, runMs: event.runMs } };
     case 'failed':

@@ -159,6 +159,16 @@ export class TaskMetrics implements TaskObserver {
           for (const [reason, count] of Object.entries((await read())?.waiting ?? {})) this.set({ reason }, count);
         },
       });
+      new Gauge({
+        name: 'mcp_task_parked_tasks',
+        help: 'Tasks waiting durably without a worker right now, by reason (children: waiting for the child tasks they spawned).',
+        labelNames: ['reason'],
+        registers,
+        async collect() {
+          this.reset();
+          for (const [reason, count] of Object.entries((await read())?.parked ?? {})) this.set({ reason }, count);
+        },
+      });
     }
     const { sessions, streams } = sources;
     if (sessions) {

@@ -11,6 +11,7 @@ import {
   retryPolicyProblems,
   TIMEOUT_GRACE_MS,
 } from '../engine/attempts.js';
+import { ChildrenPaused } from '../engine/children.js';
 import { AttemptFailed, isTaskPaused } from '../engine/errors.js';
 import {
   factsOf,
@@ -20,13 +21,14 @@ import {
   type TaskFacts,
   type TaskObserver,
 } from '../engine/lifecycle.js';
-import type { ExecutionControl, TaskExecutor } from '../engine/runtime.js';
+import type { ChildSpawner, ExecutionControl, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
 import { MAX_PRIORITY } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { childLogger, type Logger, silentLogger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
+import { inlineChildren, taskChildren } from './children.js';
 import type { TaskContext, TaskProgress } from './context.js';
 import {
   MANIFEST_FORMAT_VERSION,
@@ -56,6 +58,14 @@ export interface ToolRegistryOptions {
    * what the method returns later is discarded.
    */
   readonly timeoutGraceMs?: number;
+  /**
+   * Creates the child tasks `ctx.spawn` starts (the host gives its engine, so children go
+   * through the ordinary create: quotas, fair share, TTL). Without it, `ctx.spawn` refuses.
+   * Also settable later with `spawnWith`.
+   */
+  readonly spawner?: ChildSpawner;
+  /** Largest arguments a spawned child stores, serialized after validation (default 1 MiB). */
+  readonly maxArgumentBytes?: number;
 }
 
 export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
@@ -100,6 +110,8 @@ interface RunControl {
   readonly ask?: (key: string, pending: PendingInput) => Promise<InputAnswer>;
   readonly step?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
   readonly onLog?: LogListener;
+  /** `ctx.spawn` and `ctx.all` of a task run (absent for inline calls, which refuse them). */
+  readonly children?: Pick<TaskContext, 'spawn' | 'all'>;
   /** Hears what a failing method threw, and a result that does not match its declared type. */
   readonly onThrown?: (error: unknown) => void;
   readonly onOutputMismatch?: (detail: string) => void;
@@ -114,8 +126,12 @@ export class ToolRegistry implements TaskExecutor {
   private readonly maxResultBytes: number;
   private observer: TaskObserver;
   private readonly timeoutGraceMs: number;
+  private spawner: ChildSpawner | undefined;
+  private readonly maxArgumentBytes: number;
 
   constructor(options: ToolRegistryOptions) {
+    this.spawner = options.spawner;
+    this.maxArgumentBytes = options.maxArgumentBytes ?? 1024 * 1024;
     this.logger = options.logger ?? silentLogger;
     this.timeoutGraceMs = options.timeoutGraceMs ?? TIMEOUT_GRACE_MS;
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
@@ -169,6 +185,11 @@ export class ToolRegistry implements TaskExecutor {
   /** Passes a runtime's lifecycle event (a task waiting for its share) to this registry's observer. */
   observe(event: LifecycleEvent): void {
     this.observer.observe(event);
+  }
+
+  /** Sets how `ctx.spawn` creates child tasks (the host gives its engine once it has built it). */
+  spawnWith(spawner: ChildSpawner): void {
+    this.spawner = spawner;
   }
 
   /** Sets who hears of runs (the host wires its logs and metrics here once it has built them). */
@@ -239,6 +260,41 @@ export class ToolRegistry implements TaskExecutor {
                   limit.throwIfAbandoned();
                   return inSpan(`task step ${name}`, {}, () => control.step(name, work));
                 },
+                children: taskChildren(
+                  {
+                    parent: record,
+                    control: {
+                      ...(control.spawn && {
+                        spawn: (key, create) => {
+                          limit.throwIfAbandoned();
+                          return control.spawn?.(key, create) as ReturnType<NonNullable<ExecutionControl['spawn']>>;
+                        },
+                      }),
+                      ...(control.awaitChildren && {
+                        awaitChildren: async (children) => {
+                          limit.throwIfAbandoned();
+                          // The wait for children does not count against the attempt's timeout.
+                          limit.pause();
+                          try {
+                            return await (control.awaitChildren?.(children) as ReturnType<
+                              NonNullable<ExecutionControl['awaitChildren']>
+                            >);
+                          } finally {
+                            limit.resume();
+                          }
+                        },
+                      }),
+                    },
+                    spawner: this.spawner,
+                    toolOf: (name) => this.get(name),
+                    parse: (child, args) => this.parseArguments(child, args),
+                    versionOf: (child) => this.versions.get(child.name),
+                    maxArgumentBytes: this.maxArgumentBytes,
+                    onSpawned: (child, key) =>
+                      this.observer.observe({ type: 'spawned', task, child: child.taskId, tool: child.tool, key }),
+                  },
+                  record.tool,
+                ),
                 onThrown: (error) => {
                   thrown = error;
                 },
@@ -250,7 +306,10 @@ export class ToolRegistry implements TaskExecutor {
               });
           outcome = await limit.race(running);
         } catch (error) {
-          if (isTaskPaused(error)) this.observer.observe({ type: 'paused', task, keys: error.keys });
+          // A park for children is told by the runtime that parks it (`parked`), with its counts.
+          if (isTaskPaused(error) && !(error instanceof ChildrenPaused)) {
+            this.observer.observe({ type: 'paused', task, keys: error.keys });
+          }
           throw error;
         } finally {
           limit.dispose();
@@ -368,6 +427,7 @@ export class ToolRegistry implements TaskExecutor {
       log: control.onLog ? teeLogger(log, control.onLog, tool.name) : log,
       input: questionAsker(tool, control),
       step: (name, work) => (control.step ? control.step(name, async () => work()) : Promise.resolve(work())),
+      ...(control.children ?? inlineChildren(tool.name)),
     };
     try {
       const value = await tool.invoke(instance, args, ctx);

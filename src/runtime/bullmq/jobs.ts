@@ -30,6 +30,8 @@ export interface TaskJobData {
    * it does: the wait fails the task once `versionWaitMs` has passed since.
    */
   readonly versionWaitSince?: number;
+  /** The job went to waiting-children for the task's children; its next run tells it woke. */
+  readonly childWait?: boolean;
 }
 
 /**
@@ -94,7 +96,12 @@ export class TaskQueue {
     };
   }
 
-  /** Adds the task's job, with the record as created for its first run (see above). */
+  /**
+   * Adds the task's job, with the record as created for its first run (see above). A child
+   * task's job (`record.parent`) is a child of its parent's job in a BullMQ flow: the parent's
+   * job can wait in waiting-children for it. Both are on one shard (the child's id is drawn on
+   * its parent's: see `TaskEngine.spawnChild`), as a flow needs on Redis Cluster.
+   */
   async enqueue(record: TaskRecord, share?: JobShare): Promise<void> {
     await this.queue.add(record.tool, this.jobData(record, share), this.optionsFor(record));
   }
@@ -109,6 +116,11 @@ export class TaskQueue {
       ...this.jobOptions,
       jobId: record.taskId,
       ...(record.priority !== undefined && record.priority > 0 && { priority: record.priority }),
+      ...(record.parent && {
+        parent: { id: record.parent.taskId, queue: this.queue.qualifiedName },
+        // A child job that fails for good (its worker lost too often) must not strand the parent.
+        ignoreDependencyOnFailure: true,
+      }),
     };
   }
 
@@ -140,7 +152,8 @@ export class TaskQueue {
    * locked and stays: the worker running it learns of the cancel by pub/sub instead.
    */
   async removeUnlessRunning(taskId: string): Promise<boolean> {
-    return (await this.queue.remove(taskId)) === 1;
+    // A parent's children are tasks of their own: the engine cancels them, their jobs stay.
+    return (await this.queue.remove(taskId, { removeChildren: false })) === 1;
   }
 
   /**
@@ -155,13 +168,14 @@ export class TaskQueue {
     });
   }
 
-  /** Jobs waiting, running and delayed (parked for answers or backing off before a retry). */
-  async counts(): Promise<Record<'waiting' | 'active' | 'delayed', number>> {
-    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+  /** Jobs waiting, running, delayed (parked for answers or backing off) and waiting for their children. */
+  async counts(): Promise<Record<'waiting' | 'active' | 'delayed' | 'waiting-children', number>> {
+    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'waiting-children');
     return {
       waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
       active: counts.active ?? 0,
       delayed: counts.delayed ?? 0,
+      'waiting-children': counts['waiting-children'] ?? 0,
     };
   }
 

@@ -4,6 +4,7 @@
  * `TaskWorker`s, in this process (`worker` option) or in any number of others.
  */
 
+import { childEndedChange } from '../../engine/children.js';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
 import type {
@@ -240,6 +241,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
         { channel: this.names.cancelChannel, message: taskId },
       );
       if (result?.changed) {
+        const parent = result.record.parent;
+        if (parent) {
+          // The parent's count of ended children moves on (see `childEndedChange`).
+          await this.store.update(parent.taskId, (current) => childEndedChange(current, result.record));
+        }
         try {
           await this.queueOf(taskId).removeUnlessRunning(taskId);
         } catch (error) {
@@ -317,10 +323,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
   async stats(): Promise<RuntimeStats> {
     const perShard = await this.guard('count jobs', () => Promise.all(this.queues.map((queue) => queue.counts())));
     const queue = { waiting: 0, active: 0, delayed: 0 };
+    let children = 0;
     for (const counts of perShard) {
       queue.waiting += counts.waiting;
       queue.active += counts.active;
       queue.delayed += counts.delayed;
+      children += counts['waiting-children'];
     }
     const principalShare = await this.guard('count share waiters', () =>
       countShareWaiters(this.client, this.names, Date.now()),
@@ -328,7 +336,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
     const version = await this.guard('count version waiters', () =>
       countVersionWaiters(this.client, this.names, Date.now()),
     );
-    return { queue, waiting: { principal_share: principalShare, version } };
+    return { queue, waiting: { principal_share: principalShare, version }, parked: { children } };
   }
 
   close(): Promise<void> {

@@ -30,6 +30,8 @@ export interface FanInput {
   catchFailure?: boolean;
   /** Wait for each child's `result()` in turn rather than `ctx.all`. */
   oneByOne?: boolean;
+  /** After spawning, hold the parent's run this long before waiting (a window to kill it in). */
+  holdParentMs?: number;
   /** Spawn a part with an argument of the wrong type. */
   badArgs?: boolean;
 }
@@ -80,6 +82,7 @@ export class Fanner {
         }),
       );
     }
+    if (input.holdParentMs) await new Promise((resolve) => setTimeout(resolve, input.holdParentMs));
     try {
       const results = input.oneByOne
         ? await (async () => {
@@ -108,6 +111,7 @@ const FanInputSchema = z.object({
   holdMs: z.int().min(0).optional(),
   catchFailure: z.boolean().optional(),
   oneByOne: z.boolean().optional(),
+  holdParentMs: z.int().min(0).optional(),
   badArgs: z.boolean().optional(),
 });
 const FanOutputSchema = z.object({ sum: z.int(), pids: z.array(z.int()), failure: z.string().optional() });

@@ -7,7 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import { TaskPaused } from './errors.js';
-import { isTerminal, type TaskRecord, type TaskStatus } from './task.js';
+import { type ChildEntry, isTerminal, type TaskRecord } from './task.js';
+
+export type { ChildEntry, ParentLink } from './task.js';
+
 import type { TaskChange } from './transitions.js';
 
 /** Children one task may start unless configured otherwise (`maxChildrenPerTask`). */
@@ -15,21 +18,6 @@ export const DEFAULT_MAX_CHILDREN_PER_TASK = 1000;
 
 /** The `_meta` key a child's wire task names its parent under (2025-11-25 and 2026-07-28). */
 export const RELATED_TASK_IDS_META_KEY = 'io.modelcontextprotocol/relatedTaskIds';
-
-/** What a parent's record keeps of one child. */
-export interface ChildEntry {
-  readonly taskId: string;
-  readonly tool: string;
-  /** The child's terminal status, once the runtime saw it end (counts the "n of m done" message). */
-  readonly ended?: TaskStatus;
-}
-
-/** What a child's record keeps of its parent. */
-export interface ParentLink {
-  readonly taskId: string;
-  /** The call-site key the parent spawned it under. */
-  readonly key: string;
-}
 
 /**
  * The id of the child a parent spawns under `key`: 128 bits of SHA-256 over both, so the same
@@ -80,7 +68,8 @@ export function spawnChange(parent: TaskRecord, key: string, entry: ChildEntry):
  */
 export function childEndedChange(parent: TaskRecord, child: TaskRecord): TaskChange | undefined {
   const link = child.parent;
-  if (!link || link.taskId !== parent.taskId || isTerminal(parent.status) || !isTerminal(child.status)) return undefined;
+  if (!link || link.taskId !== parent.taskId || isTerminal(parent.status) || !isTerminal(child.status))
+    return undefined;
   const known = parent.children?.[link.key];
   if (known?.ended !== undefined) return undefined;
   const children = { ...parent.children, [link.key]: { taskId: child.taskId, tool: child.tool, ended: child.status } };

@@ -9,6 +9,7 @@ import { type Caller, clientTaskKey, isVisibleTo } from './caller.js';
 export type { Caller } from './caller.js';
 export { clientTaskKey } from './caller.js';
 
+import { CANCELLED_WITH_PARENT, childIdDraw, unfinishedChildren } from './children.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceededError, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
@@ -17,7 +18,6 @@ import { argumentsKey, checkIdempotencyKey, idempotencyClaim, sameRequest } from
 import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js';
 import { factsOf, noObserver, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
-import { CANCELLED_WITH_PARENT, childIdDraw, unfinishedChildren } from './children.js';
 import type {
   ChildParent,
   ChildSpawner,
@@ -179,7 +179,7 @@ export class TaskEngine implements ChildSpawner {
     if (depth >= MAX_CASCADE_DEPTH) return;
     for (const childId of unfinishedChildren(parent)) {
       const child = await this.runtime.cancel(childId, CANCELLED_WITH_PARENT);
-      if (!child || child.status !== 'cancelled' || child.statusMessage !== CANCELLED_WITH_PARENT) continue;
+      if (child?.status !== 'cancelled' || child.statusMessage !== CANCELLED_WITH_PARENT) continue;
       this.observer.observe({ type: 'cancelled', task: this.facts(child) });
       await this.cancelChildren(child, depth + 1);
     }

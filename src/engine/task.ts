@@ -3,8 +3,6 @@
  * SEP-1686's `keepAlive`) are computed from it in `src/protocol/`, never stored.
  */
 
-import type { ChildEntry, ParentLink } from './children.js';
-
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
@@ -110,6 +108,21 @@ export interface TaskRecord {
   readonly children?: Readonly<Record<string, ChildEntry>>;
   /** Set on a child task: the task that spawned it, and under which key. */
   readonly parent?: ParentLink;
+}
+
+/** What a parent's record keeps of one child. */
+export interface ChildEntry {
+  readonly taskId: string;
+  readonly tool: string;
+  /** The child's terminal status, once the runtime saw it end (counts the "n of m done" message). */
+  readonly ended?: TaskStatus;
+}
+
+/** What a child's record keeps of its parent. */
+export interface ParentLink {
+  readonly taskId: string;
+  /** The call-site key the parent spawned it under. */
+  readonly key: string;
 }
 
 /** The highest priority number a task may have (the one that runs last). */

@@ -8,12 +8,7 @@ import type { TaskPolicy } from '../engine/policy.js';
 import { createPinoLogger, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { type Logger, silentLogger } from '../observe/logger.js';
 import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
-import {
-  BullmqTaskRuntime,
-  type RedisConnection,
-  runWorkersUntilSignal,
-  TaskWorker,
-} from '../runtime/bullmq/index.js';
+import { BullmqTaskRuntime, type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';

@@ -193,7 +193,11 @@ function describe(event: LifecycleEvent): {
         data: { reason: event.reason, count: event.count, done: event.done },
       };
     case 'woke':
-      return { level: 'info', message: `task woke (${event.reason})`, data: { reason: event.reason, count: event.count } };
+      return {
+        level: 'info',
+        message: `task woke (${event.reason})`,
+        data: { reason: event.reason, count: event.count },
+      };
     case 'spawned':
       return {
         level: 'info',

@@ -83,7 +83,10 @@ export interface TaskContext<Questions extends object = QuestionMap, Tools exten
    * const sums = await child.result();
    * ```
    */
-  spawn<Name extends keyof Tools & string>(tool: Name, args: SpawnArgs<Tools, Name>): Promise<ChildTask<SpawnResult<Tools, Name>>>;
+  spawn<Name extends keyof Tools & string>(
+    tool: Name,
+    args: SpawnArgs<Tools, Name>,
+  ): Promise<ChildTask<SpawnResult<Tools, Name>>>;
   /**
    * Waits until every child has ended and resolves with their results in order; rejects with a
    * `ChildTaskFailedError` naming the first child (in order) that did not complete. While it

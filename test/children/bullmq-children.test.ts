@@ -65,13 +65,15 @@ describeWithRedis('child tasks on BullMQ across processes', () => {
       args: { parts: 6, holdMs: 300, failAt: 4, catchFailure: true },
     });
     // Parked: working, the count in its message, its job waiting for its children's.
-    const parked = await engine.waitFor(alice, parent.taskId, (record) => /^\d of 6 subtasks done$/.test(record.statusMessage ?? ''));
+    const parked = await engine.waitFor(alice, parent.taskId, (record) =>
+      /^\d of 6 subtasks done$/.test(record.statusMessage ?? ''),
+    );
     expect(parked.status).toBe('working');
     const queue = new Queue('{tasks}', { connection: { url: REDIS_URL }, prefix });
     closers.push(() => queue.close());
-    await expect.poll(async () => (await queue.getJob(parent.taskId))?.getState(), { timeout: 10_000 }).toBe(
-      'waiting-children',
-    );
+    await expect
+      .poll(async () => (await queue.getJob(parent.taskId))?.getState(), { timeout: 10_000 })
+      .toBe('waiting-children');
 
     const done = await engine.waitForTerminal(alice, parent.taskId);
     const report = structured(done) as { failure: string };

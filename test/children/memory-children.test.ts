@@ -71,7 +71,11 @@ describe('child tasks on the memory runtime', () => {
     // One slot: the children could never run if the waiting parent kept it.
     const { engine, fan } = setup({ concurrency: 1 });
     const parent = await fan(alice, { parts: 3, holdMs: 50 });
-    const seen = await engine.waitFor(alice, parent.taskId, (record) => record.statusMessage === '1 of 3 subtasks done');
+    const seen = await engine.waitFor(
+      alice,
+      parent.taskId,
+      (record) => record.statusMessage === '1 of 3 subtasks done',
+    );
     expect(seen.status).toBe('working');
     const done = await engine.waitForTerminal(alice, parent.taskId);
     expect(structured(done)).toMatchObject({ sum: 6 });

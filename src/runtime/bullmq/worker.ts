@@ -53,6 +53,7 @@ import { bullmqLibrary } from './libraries.js';
 import { PrincipalShares, promoteIfDelayed, SHARE_RECHECK_MS } from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RedisTaskStore, type StoredRecord } from './record-store.js';
+import { ShardQueues } from './shard-queues.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -62,7 +63,6 @@ import {
   retryChange,
   startedChange,
 } from './status-mapping.js';
-import { ShardQueues } from './shard-queues.js';
 import { ToolSlots } from './tool-slots.js';
 import { VERSION_RECHECK_MS, VERSION_SCAN_MS, VersionWaits } from './version-waits.js';
 

@@ -505,7 +505,13 @@ export class MemoryTaskRuntime implements TaskRuntime {
         this.write(parent, { status: 'working', statusMessage: message });
       }
       const done = children.filter((child) => isTerminal(this.records.get(child.taskId)?.status ?? 'working')).length;
-      this.observer.observe({ type: 'parked', task: factsOf(parent), reason: 'children', count: children.length, done });
+      this.observer.observe({
+        type: 'parked',
+        task: factsOf(parent),
+        reason: 'children',
+        count: children.length,
+        done,
+      });
     }).finally(() => this.waitingForChildren.delete(taskId));
   }
 

@@ -72,7 +72,7 @@ export const taskManifest = defineTaskManifest({
       output: ChecksumBatchOutput,
       result: 'structured',
       target: { class: Checksummer, method: 'checksumBatch' },
-      source: 'src/checksummer.ts:88:9',
+      source: 'src/checksummer.ts:96:9',
       invoke: (target, args, ctx) => target.checksumBatch(args, ctx),
     }),
     defineTaskTool<Checksummer, z.output<typeof ChecksumTreeInput>>({
@@ -115,7 +115,7 @@ export const taskManifest = defineTaskManifest({
       output: ChecksumTreeOutput,
       result: 'structured',
       target: { class: Checksummer, method: 'checksumTree' },
-      source: 'src/checksummer.ts:64:9',
+      source: 'src/checksummer.ts:70:9',
       invoke: (target, args, ctx) => target.checksumTree(args, ctx),
     }),
   ],

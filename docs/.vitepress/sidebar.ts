@@ -20,6 +20,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Runtimes', link: '/guide/runtimes' },
       { text: 'Delivery and failure', link: '/guide/delivery-and-failure' },
+      { text: 'Waiting', link: '/guide/waiting' },
       { text: 'Policies', link: '/guide/policies' },
       { text: 'Limits', link: '/guide/limits' },
     ],

@@ -95,6 +95,7 @@ export const CANCELLED_WITH_PARENT = 'cancelled with its parent task';
  * have ended (a `TaskPaused`, so code that lets pauses through lets this through too).
  */
 export class ChildrenPaused extends TaskPaused {
+  override readonly name: string = 'ChildrenPaused';
   constructor(
     /** Children awaited. */
     readonly count: number,

@@ -31,15 +31,23 @@ export type {
   CallbackHook,
   CallbackOptions,
   CallbackOutcome,
+  ChildResults,
+  ChildTask,
   InputOptions,
   InputResult,
   QuestionMap,
   SleepOptions,
+  SpawnArgs,
+  SpawnResult,
   TaskContext,
   TaskLogger,
   TaskProgress,
+  ToolMap,
+  ToolTypes,
 } from './tools/context.js';
 export { type Duration, type DurationUnit, parseDuration } from './tools/duration.js';
+export { ChildTaskFailedError } from './tools/children.js';
+export { DEFAULT_MAX_CHILDREN_PER_TASK, RELATED_TASK_IDS_META_KEY } from './engine/children.js';
 export type {
   AudioContent,
   ContentBlock,

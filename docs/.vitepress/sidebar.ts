@@ -13,7 +13,6 @@ export const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Tools and types', link: '/guide/tools-and-types' },
       { text: 'Questions', link: '/guide/questions' },
       { text: 'Questions for clients that only poll', link: '/guide/questions-for-polling-clients' },
-      { text: 'Waiting', link: '/guide/waiting' },
     ],
   },
   {
@@ -21,6 +20,7 @@ export const guide: DefaultTheme.SidebarItem[] = [
     items: [
       { text: 'Runtimes', link: '/guide/runtimes' },
       { text: 'Delivery and failure', link: '/guide/delivery-and-failure' },
+      { text: 'Waiting', link: '/guide/waiting' },
       { text: 'Policies', link: '/guide/policies' },
       { text: 'Limits', link: '/guide/limits' },
     ],

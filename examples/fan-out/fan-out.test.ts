@@ -1,35 +1,35 @@
 /**
- * The fan-out example: batches hashed in parallel lanes, each batch a `ctx.step`, progress as
- * files done out of files in all, over a plain call and as a task. Driven by the v1 SDK client.
+ * The fan-out example: a task that lists a tree once and hashes it in child tasks, one per
+ * batch (`ctx.spawn`, `ctx.all`), with the children in the listing naming their parent.
+ * Driven by the v1 SDK client.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, CreateTaskResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskContext } from 'mcp-task-server';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { RELATED_TASK_IDS_META_KEY, type TaskContext } from 'mcp-task-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { connectV1, type RunningServer, startServer } from '../../test/e2e/support.js';
 import { taskManifest } from './src/__generated__/tasks.generated.js';
-import { Checksummer, type ChecksumReport, type ChecksumRequest } from './src/checksummer.js';
+import { type BatchReport, type BatchRequest, Checksummer } from './src/checksummer.js';
+
+/** A `tasks/list` result with each task's `_meta` kept. */
+const RawTaskList = z.object({
+  tasks: z.array(z.looseObject({ status: z.string(), _meta: z.record(z.string(), z.array(z.string())).optional() })),
+});
 
 const root = mkdtempSync(path.join(tmpdir(), 'fan-out-'));
 const FILES = 57;
 
-/** The real checksummer, noting each step it runs, in order. */
+/** The real checksummer, noting each batch it hashes (by its first file). */
 class ObservedChecksummer extends Checksummer {
-  readonly steps: string[] = [];
-  override async checksumTree(request: ChecksumRequest, ctx: TaskContext): Promise<ChecksumReport> {
-    const step = ctx.step.bind(ctx);
-    return super.checksumTree(request, {
-      ...ctx,
-      step: (name, run) => {
-        this.steps.push(name);
-        return step(name, run);
-      },
-      progress: ctx.progress.bind(ctx),
-    } as TaskContext);
+  readonly batches: string[] = [];
+  override async checksumBatch(request: BatchRequest, ctx: TaskContext): Promise<BatchReport> {
+    this.batches.push(request.files[0] ?? '');
+    return super.checksumBatch(request, ctx);
   }
 }
 
@@ -58,7 +58,12 @@ beforeAll(async () => {
   expectedDigest = digest.digest('hex');
 
   checksummer = new ObservedChecksummer(root);
-  running = await startServer({ manifest: taskManifest, instances: [checksummer] });
+  running = await startServer({
+    manifest: taskManifest,
+    instances: [checksummer],
+    // An identified caller, so the children can be listed.
+    resolvePrincipal: () => 'tester',
+  });
   client = await connectV1(running.url);
 });
 
@@ -69,41 +74,33 @@ afterAll(async () => {
 });
 
 describe('checksum_tree', () => {
-  it('hashes every file in batches, with one digest for the tree and progress as a fraction', async () => {
-    const updates: Progress[] = [];
-    checksummer.steps.length = 0;
-    const result = await client.callTool(
-      { name: 'checksum_tree', arguments: { path: 'tree', parallel: 3, batchSize: 10 } },
-      CallToolResultSchema,
-      { onprogress: (progress) => updates.push(progress) },
-    );
-    expect(result.structuredContent).toMatchObject({ path: 'tree', files: FILES, batches: 6, digest: expectedDigest });
-
-    // The listing first, then one step per batch.
-    expect(checksummer.steps[0]).toBe('list');
-    expect([...checksummer.steps.slice(1)].sort()).toEqual([
-      'batch-0',
-      'batch-1',
-      'batch-2',
-      'batch-3',
-      'batch-4',
-      'batch-5',
-    ]);
-
-    // Progress counts files out of all of them, never backwards, ending at the whole.
-    expect(updates.length).toBeGreaterThan(1);
-    expect(updates.every((update) => update.total === FILES)).toBe(true);
-    const values = updates.map((update) => update.progress);
-    expect(values).toEqual([...values].sort((a, b) => a - b));
-    expect(values.at(-1)).toBe(FILES);
-    expect(updates.at(-1)?.message).toBe(`${FILES} of ${FILES} files`);
-  });
-
-  it('gives the same digest as a task, whatever the parallelism', async () => {
+  it('hashes every file in child tasks, one per batch, with one digest for the tree', async () => {
+    checksummer.batches.length = 0;
     const created = await client.request(
       {
         method: 'tools/call',
-        params: { name: 'checksum_tree', arguments: { path: 'tree', parallel: 1 }, task: { ttl: 60_000 } },
+        params: { name: 'checksum_tree', arguments: { path: 'tree', batchSize: 10 }, task: { ttl: 60_000 } },
+      },
+      CreateTaskResultSchema,
+    );
+    const result = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({ path: 'tree', files: FILES, batches: 6, digest: expectedDigest });
+    // Six batches, each hashed once, as a child task of its own.
+    expect(checksummer.batches).toHaveLength(6);
+    // Read as sent: the SDK's Task schema drops keys it does not know.
+    const listed = await client.request({ method: 'tasks/list', params: {} }, RawTaskList);
+    const children = listed.tasks.filter(
+      (task) => task._meta?.[RELATED_TASK_IDS_META_KEY]?.[0] === created.task.taskId,
+    );
+    expect(children).toHaveLength(6);
+    expect(children.every((task) => task.status === 'completed')).toBe(true);
+  });
+
+  it('gives the same digest whatever the batch size', async () => {
+    const created = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'checksum_tree', arguments: { path: 'tree', batchSize: 25 }, task: { ttl: 60_000 } },
       },
       CreateTaskResultSchema,
     );
@@ -112,9 +109,15 @@ describe('checksum_tree', () => {
   });
 
   it('refuses a path outside its root', async () => {
-    await expect(client.callTool({ name: 'checksum_tree', arguments: { path: '../..' } })).rejects.toMatchObject({
-      code: -32602,
-      message: expect.stringContaining('inside the server'),
-    });
+    const created = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'checksum_tree', arguments: { path: '../..' }, task: { ttl: 60_000 } },
+      },
+      CreateTaskResultSchema,
+    );
+    await expect(
+      client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema),
+    ).rejects.toMatchObject({ message: expect.stringContaining('inside the server') });
   });
 });

@@ -210,6 +210,12 @@ export function dashboardPage(base: string): string {
     if (task.status === 'working' || task.status === 'input_required') {
       parts.push(el('p', {}, [el('button', { class: 'danger', id: 'cancel', text: 'Cancel task', onclick: async () => { try { await call('/tasks/' + encodeURIComponent(task.taskId) + '/cancel', { method: 'POST' }); } catch {} refreshDetail(); refresh(); } })]));
     }
+    const open = (id) => () => { selected = id; refresh(); refreshDetail(); };
+    if (task.parent) parts.push(el('div', { class: 'parent' }, ['child of ', el('a', { href: '#', class: 'mono', text: task.parent, onclick: open(task.parent) })]));
+    if (task.children) {
+      parts.push(el('h3', { text: 'Children (' + task.children.filter((child) => child.ended).length + ' of ' + task.children.length + ' done)' }), el('ul', { class: 'children' }, task.children.map((child) =>
+        el('li', {}, [el('a', { href: '#', class: 'mono', text: child.taskId, onclick: open(child.taskId) }), ' ', el('span', { text: child.tool + (child.ended ? ' (' + child.ended + ')' : '') })]))));
+    }
     for (const question of task.questions) parts.push(questionForm(task, question));
     if (task.result) parts.push(el('h3', { text: task.result.isError ? 'Tool error' : 'Result' }), el('pre', { class: 'result', text: task.result.text }));
     if (task.error) parts.push(el('h3', { text: 'Error' }), el('pre', { class: 'result error', text: task.error.code + ': ' + task.error.message }));

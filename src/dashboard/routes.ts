@@ -243,6 +243,16 @@ function detail(record: TaskRecord, timeline: readonly TimelineEntry[]) {
     ...summary(record),
     owner: record.owner,
     timeline,
+    // A child links its parent; a parent lists its children (`ctx.spawn`), in spawn order.
+    ...(record.parent && { parent: record.parent.taskId }),
+    ...(record.children && {
+      children: Object.entries(record.children).map(([key, child]) => ({
+        key,
+        taskId: child.taskId,
+        tool: child.tool,
+        ...(child.ended !== undefined && { ended: child.ended }),
+      })),
+    }),
     ...(outcome?.kind === 'result' && {
       result: {
         text: resultText(outcome.result),

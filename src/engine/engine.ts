@@ -10,6 +10,7 @@ export type { Caller } from './caller.js';
 export { clientTaskKey } from './caller.js';
 
 import { callbackDeliveryChange, callbackRefusal, looksLikeCallbackToken } from './callbacks.js';
+import { CANCELLED_WITH_PARENT, childIdDraw, unfinishedChildren } from './children.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { LimitExceededError, TaskError, taskNotFound } from './errors.js';
 import { TaskFollower } from './follow.js';
@@ -19,7 +20,14 @@ import { type AnswerCheck, type AnswerOutcome, answerChange } from './inputs.js'
 import { factsOf, noObserver, type TaskFacts, type TaskObserver } from './lifecycle.js';
 import { checkPolicy, DEFAULT_TASK_POLICY, resolvePollInterval, resolveTtl, type TaskPolicy } from './policy.js';
 import { RunTimes, suggestPollInterval } from './poll-advice.js';
-import type { IdempotencyClaim, TaskListener, TaskRuntime } from './runtime.js';
+import type {
+  ChildParent,
+  ChildSpawner,
+  CreateTaskRequestLike,
+  IdempotencyClaim,
+  TaskListener,
+  TaskRuntime,
+} from './runtime.js';
 import { jsonBytes } from './sizes.js';
 import { expiresAt, type InputAnswer, isTerminal, MAX_PRIORITY, type TaskRecord } from './task.js';
 
@@ -96,7 +104,10 @@ export type CallbackDelivery =
     }
   | { readonly status: 'invalid'; readonly task: TaskFacts; readonly name: string; readonly problem: string };
 
-export class TaskEngine {
+/** Parents a cascade cancel follows at most (a chain of children of children). */
+const MAX_CASCADE_DEPTH = 32;
+
+export class TaskEngine implements ChildSpawner {
   readonly runtime: TaskRuntime;
   readonly policy: TaskPolicy;
   private readonly pageSize: number;
@@ -195,7 +206,60 @@ export class TaskEngine {
       throw new TaskError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${after.status}'`);
     }
     this.observer.observe({ type: 'cancelled', task: this.facts(after) });
+    await this.cancelChildren(after, 0);
     return after;
+  }
+
+  /**
+   * Cancels the unfinished children of a task that was cancelled (and theirs, down the tree):
+   * a child the parent no longer waits for must not hold a worker or its principal's quota.
+   */
+  private async cancelChildren(parent: TaskRecord, depth: number): Promise<void> {
+    if (depth >= MAX_CASCADE_DEPTH) return;
+    for (const childId of unfinishedChildren(parent)) {
+      const child = await this.runtime.cancel(childId, CANCELLED_WITH_PARENT);
+      if (child?.status !== 'cancelled' || child.statusMessage !== CANCELLED_WITH_PARENT) continue;
+      this.observer.observe({ type: 'cancelled', task: this.facts(child) });
+      await this.cancelChildren(child, depth + 1);
+    }
+  }
+
+  /**
+   * Creates the child `parent` spawns under `key` (`ctx.spawn`), through the same path as a
+   * client's create: the parent's principal owns it, and its quotas, fair share and TTL apply.
+   * Its id follows from the parent's id and the key (on the parent's shard), so a repeat finds
+   * the child made before rather than starting another. Past `maxChildrenPerTask` children the
+   * spawn is refused.
+   */
+  async spawnChild(parent: ChildParent, key: string, request: CreateTaskRequestLike): Promise<TaskRecord> {
+    const draw = childIdDraw(parent.taskId, key);
+    const taskId = this.runtime.idForClaim ? this.runtime.idForClaim(parent.taskId, draw) : draw();
+    const existing = await this.runtime.get(taskId);
+    if (existing) return existing;
+    const bound = this.policy.maxChildrenPerTask;
+    if (parent.childCount >= bound) {
+      throw new LimitExceededError(
+        'maxChildrenPerTask',
+        bound,
+        `Task ${parent.taskId} has started ${parent.childCount} child tasks, the most one task may start (maxChildrenPerTask is ${bound}); wait for children in batches or raise the bound`,
+      );
+    }
+    try {
+      return await this.store(
+        { principal: parent.owner },
+        taskId,
+        request,
+        { ttlMs: resolveTtl(undefined, request.toolTtlMs, this.policy) },
+        undefined,
+        { taskId: parent.taskId, key },
+      );
+    } catch (error) {
+      // Created by an earlier run whose worker was lost before it recorded the child.
+      if (!(error instanceof TaskError && error.code === 'DUPLICATE_TASK')) throw error;
+      const created = await this.runtime.get(taskId);
+      if (!created) throw error;
+      return created;
+    }
   }
 
   /**
@@ -332,6 +396,7 @@ export class TaskEngine {
     request: CreateTaskRequest,
     retention: { ttlMs: number | null; keepAliveMs?: number; clientTaskId?: string },
     claim?: string,
+    parent?: { readonly taskId: string; readonly key: string },
   ): Promise<TaskRecord> {
     const now = this.clock();
     const maxLive = this.policy.maxLiveTasksPerOwner;
@@ -353,8 +418,10 @@ export class TaskEngine {
           ...(request.inputAnswers && { inputAnswers: request.inputAnswers }),
           ...priorityOf(request),
           ...(request.toolVersion !== undefined && { toolVersion: request.toolVersion }),
+          ...(parent && { parent }),
         },
         {
+          ...(parent && { parentTaskId: parent.taskId }),
           ...(maxLive !== null && { maxLiveForOwner: maxLive }),
           ...(claim !== undefined && { idempotency: this.claimUntil(claim, now, retention.ttlMs) }),
           ...(this.policy.maxRunningTasksPerOwner !== null && {

@@ -60,7 +60,7 @@ export function taskNotFound(taskId: string): TaskError {
  * Code that catches errors around `ctx.input` must let it through (see `isTaskPaused`).
  */
 export class TaskPaused extends Error {
-  override readonly name = 'TaskPaused';
+  override readonly name: string = 'TaskPaused';
   constructor(
     readonly keys: readonly string[],
     /**

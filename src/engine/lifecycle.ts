@@ -143,6 +143,27 @@ export type LifecycleEvent =
       readonly cause?: unknown;
     }
   | { readonly type: 'cancelled'; readonly task: TaskFacts }
+  /**
+   * The task waits durably without a worker: `reason` says for what (`children`: the child
+   * tasks it awaits, `count` of them, `done` ended so far). Told when the wait begins.
+   */
+  | {
+      readonly type: 'parked';
+      readonly task: TaskFacts;
+      readonly reason: 'children';
+      readonly count: number;
+      readonly done: number;
+    }
+  /** A durable wait ended: the task runs on (`children`: every child it awaited has ended). */
+  | { readonly type: 'woke'; readonly task: TaskFacts; readonly reason: 'children'; readonly count: number }
+  /** The task started a child task (`ctx.spawn`) under `key`. */
+  | {
+      readonly type: 'spawned';
+      readonly task: TaskFacts;
+      readonly child: string;
+      readonly tool: string;
+      readonly key: string;
+    }
   /** Deleted by its owner (SEP-1686 `tasks/delete`). */
   | { readonly type: 'deleted'; readonly task: TaskFacts }
   /** Its result (or error) was handed to its caller: the audit trail of who read what. */

@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_CHILDREN_PER_TASK } from './children.js';
+
 /** Server-wide limits on retention and polling. Tool options pick values within them. */
 export interface TaskPolicy {
   /** Retention when neither the client nor the tool asks for one. */
@@ -29,6 +31,11 @@ export interface TaskPolicy {
    * as long as the task is kept (its TTL). Never longer than the task.
    */
   readonly idempotencyWindowMs: number | null;
+  /**
+   * Child tasks one task may start with `ctx.spawn` over its life (default 1000). The next
+   * spawn is refused with `LIMIT_EXCEEDED` naming the bound; children already started run on.
+   */
+  readonly maxChildrenPerTask: number;
 }
 
 export const DEFAULT_TASK_POLICY: TaskPolicy = {
@@ -40,6 +47,7 @@ export const DEFAULT_TASK_POLICY: TaskPolicy = {
   maxLiveTasksPerOwner: 1000,
   maxRunningTasksPerOwner: 64,
   idempotencyWindowMs: null,
+  maxChildrenPerTask: DEFAULT_MAX_CHILDREN_PER_TASK,
 };
 
 /**
@@ -72,6 +80,11 @@ export function checkPolicy(policy: TaskPolicy): TaskPolicy {
   const running = policy.maxRunningTasksPerOwner;
   if (running !== null && (!Number.isInteger(running) || running < 1)) {
     throw new RangeError(`policy.maxRunningTasksPerOwner must be a whole number of 1 or more, got ${running}`);
+  }
+  if (!Number.isInteger(policy.maxChildrenPerTask) || policy.maxChildrenPerTask < 0) {
+    throw new RangeError(
+      `policy.maxChildrenPerTask must be a whole number of 0 or more, got ${policy.maxChildrenPerTask}`,
+    );
   }
   const window = policy.idempotencyWindowMs;
   if (window !== null && (!Number.isInteger(window) || window < 1)) {

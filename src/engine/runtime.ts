@@ -7,6 +7,7 @@
  */
 
 import type { CallbackRequest, CallbackResult } from './callbacks.js';
+import type { ChildEntry } from './children.js';
 import type { LifecycleEvent } from './lifecycle.js';
 import type { SlotLedger } from './slot-ledger.js';
 import type { InputAnswer, NewTaskRecord, PendingInput, TaskOutcome, TaskRecord } from './task.js';
@@ -41,6 +42,11 @@ export interface CreateOptions {
   readonly maxRunningForOwner?: number;
   /** Makes the create idempotent: see `IdempotencyClaim`. */
   readonly idempotency?: IdempotencyClaim;
+  /**
+   * The task is a child of this one (`ctx.spawn`): a runtime with job dependencies (BullMQ
+   * flows) makes the child's job one the parent's job can wait for.
+   */
+  readonly parentTaskId?: string;
 }
 
 /**
@@ -236,6 +242,20 @@ export interface ExecutionControl {
    * without callbacks leave it out (then `ctx.callback` refuses with a clear error).
    */
   callback?(key: string, request: CallbackRequest): Promise<RuntimeCallback>;
+  /**
+   * The child spawned under `key`: the one recorded in the task's `children` when a run before
+   * made it, else the one `create` makes (its id follows from the parent's and the key, so a
+   * create repeated after a lost worker finds the same child), recorded before it resolves.
+   * `create` gets how many children the task has recorded (for the bound). Runtimes without it
+   * cannot spawn.
+   */
+  spawn?(key: string, create: (childCount: number) => Promise<ChildEntry>): Promise<ChildEntry>;
+  /**
+   * The records of `children` once every one of them has ended. A runtime that will not hold
+   * the run that long parks the task (no worker held) and rejects with `TaskPaused`; the method
+   * runs again when they have ended, and finds them ended.
+   */
+  awaitChildren?(children: readonly ChildEntry[]): Promise<readonly TaskRecord[]>;
 }
 
 /**
@@ -247,6 +267,36 @@ export interface RuntimeCallback {
   readonly id: string;
   readonly token: string;
   wait(): Promise<CallbackResult>;
+}
+
+/**
+ * Creates child tasks through the engine's ordinary create (TTL, quotas, fair share), for the
+ * tool layer's `ctx.spawn`: the host gives it to the registry. `TaskEngine` is one.
+ */
+export interface ChildSpawner {
+  /**
+   * Creates (or, when it exists, finds) the child `parent` spawns under `key`, owned by the
+   * parent's principal. Refuses with `LimitExceededError('maxChildrenPerTask')` past the bound.
+   */
+  spawnChild(parent: ChildParent, key: string, request: CreateTaskRequestLike): Promise<TaskRecord>;
+}
+
+/** What `spawnChild` needs of the parent. */
+export interface ChildParent {
+  readonly taskId: string;
+  readonly owner: string | null;
+  /** How many children the parent has recorded so far (the bound counts them). */
+  readonly childCount: number;
+}
+
+/** The child's create request (the engine's `CreateTaskRequest`, without the wire-only fields). */
+export interface CreateTaskRequestLike {
+  readonly tool: string;
+  readonly args: unknown;
+  readonly toolTtlMs?: number | null;
+  readonly toolPollIntervalMs?: number;
+  readonly toolPriority?: number;
+  readonly toolVersion?: string;
 }
 
 /** Runs one task's work; provided by the tool layer so runtimes never see user code. */

@@ -118,6 +118,13 @@ export interface TaskRecord {
    * share one quota. Absent: the owner's quota (anonymous callers without an address together).
    */
   readonly liveBudget?: string;
+  /**
+   * The child tasks this task started with `ctx.spawn`, by call-site key (`tool`, `tool-2`, ...):
+   * a run replayed after a pause or a lost worker finds them here and starts none twice.
+   */
+  readonly children?: Readonly<Record<string, ChildEntry>>;
+  /** Set on a child task: the task that spawned it, and under which key. */
+  readonly parent?: ParentLink;
 }
 
 /**
@@ -139,6 +146,21 @@ export interface CallbackState {
   /** The payload as POSTed (checked against its schema), once `received`. */
   readonly payload?: unknown;
   readonly settledAt?: number;
+}
+
+/** What a parent's record keeps of one child. */
+export interface ChildEntry {
+  readonly taskId: string;
+  readonly tool: string;
+  /** The child's terminal status, once the runtime saw it end (counts the "n of m done" message). */
+  readonly ended?: TaskStatus;
+}
+
+/** What a child's record keeps of its parent. */
+export interface ParentLink {
+  readonly taskId: string;
+  /** The call-site key the parent spawned it under. */
+  readonly key: string;
 }
 
 /** The highest priority number a task may have (the one that runs last). */

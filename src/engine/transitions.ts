@@ -39,6 +39,8 @@ export interface TaskChange {
   readonly progress?: TaskProgressValue;
   /** Sets the task's `toolVersion` (a fresh task takes the version of the worker that runs it). */
   readonly toolVersion?: string;
+  /** Replaces the task's children (see `TaskRecord.children`). */
+  readonly children?: TaskRecord['children'];
 }
 
 export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
@@ -75,6 +77,7 @@ export function applyChange(record: TaskRecord, change: TaskChange, now: number)
     ...(change.callbacks && { callbacks: change.callbacks }),
     ...(change.progress && { progress: change.progress }),
     ...(change.toolVersion !== undefined && { toolVersion: change.toolVersion }),
+    ...(change.children && { children: change.children }),
     ...(isTerminal(change.status) && record.keepAliveMs !== undefined && { ttlMs: keptAlive(record, now) }),
     // Clocks never run backwards even if the wall clock does.
     lastUpdatedAt: Math.max(now, record.lastUpdatedAt),

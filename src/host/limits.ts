@@ -33,6 +33,8 @@ export interface TaskServerLimits {
   readonly maxBlockingResultsPerPrincipal: number;
   /** Task ids one listen stream may follow. */
   readonly maxTaskIdsPerListen: number;
+  /** Child tasks one task may start with `ctx.spawn` over its life; the next spawn is refused. */
+  readonly maxChildrenPerTask: number;
   /** Task creations (`tools/call`) per principal per second, and the burst above it. */
   readonly createsPerSecond: number;
   readonly createBurst: number;
@@ -76,6 +78,7 @@ export const DEFAULT_LIMITS: TaskServerLimits = {
   maxListenStreamsPerPrincipal: 100,
   maxBlockingResultsPerPrincipal: 100,
   maxTaskIdsPerListen: 1000,
+  maxChildrenPerTask: 1000,
   createsPerSecond: 50,
   createBurst: 100,
   readsPerSecond: 500,

@@ -333,6 +333,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     observer,
     maxResultBytes: limits.maxResultBytes,
     ...(publicUrl !== undefined && { publicUrl }),
+    maxArgumentBytes: limits.maxArgumentBytes,
   });
   const runtime =
     typeof options.runtime === 'function'
@@ -344,6 +345,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     policy: {
       maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal,
       maxRunningTasksPerOwner: limits.maxRunningTasksPerPrincipal,
+      maxChildrenPerTask: limits.maxChildrenPerTask,
       ...options.policy,
     },
     maxListPageBytes: limits.maxListPageBytes,
@@ -352,6 +354,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(options.listPageSize !== undefined && { pageSize: options.listPageSize }),
     observer,
   });
+  // Children `ctx.spawn` starts in this process go through this engine's ordinary create.
+  registry.spawnWith(engine);
   const calls = new ToolCalls(engine, registry, limits);
   const unaware = unawareClientsOf(calls, options.unawareClients);
   const principals = options.resolvePrincipal ?? defaultPrincipalResolver;

@@ -2,15 +2,17 @@
  * Worker processes: run the tasks of an app on the BullMQ runtime, next to any number of server
  * processes that share its Redis.
  */
+import { TaskEngine } from '../engine/engine.js';
 import { observeAll } from '../engine/lifecycle.js';
+import type { TaskPolicy } from '../engine/policy.js';
 import { createPinoLogger, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { type Logger, silentLogger } from '../observe/logger.js';
 import { metricsFromEnvironment, TaskMetrics } from '../observe/metrics.js';
-import { type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runtime/bullmq/index.js';
+import { BullmqTaskRuntime, type RedisConnection, runWorkersUntilSignal, TaskWorker } from '../runtime/bullmq/index.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { CONFIG_VARIABLES, readConfigOrExit } from './config.js';
-import { limitsFromEnvironment } from './limits.js';
+import { limitsFromEnvironment, resolveLimits, type TaskServerLimits } from './limits.js';
 import {
   checkOf,
   type HealthServer,
@@ -43,6 +45,15 @@ export interface TaskWorkerProcessOptions {
    * `TaskServerOptions.publicUrl`). Default: `MCP_TASK_PUBLIC_URL`.
    */
   readonly publicUrl?: string;
+  /**
+   * The bounds children started here with `ctx.spawn` are created under, as on the servers
+   * (`maxLiveTasksPerPrincipal`, `maxRunningTasksPerPrincipal`, `maxChildrenPerTask`,
+   * `maxArgumentBytes`); default: the `MCP_TASK_<NAME>` variables, else the defaults. Give the
+   * servers and the workers the same values.
+   */
+  readonly limits?: Partial<TaskServerLimits>;
+  /** Retention and polling limits for the children started here (as the server's `policy`). */
+  readonly policy?: Partial<TaskPolicy>;
 }
 
 /**
@@ -80,17 +91,42 @@ export function createTaskWorker(options: TaskWorkerProcessOptions): TaskWorker 
     throw new RangeError(`concurrency must be a whole number of 1 or more for a worker, got ${concurrency}`);
   }
   const observer = observeAll([logger === silentLogger ? undefined : logObserver(logger, 'worker'), options.metrics]);
-  const maxResultBytes = options.maxResultBytes ?? limitsFromEnvironment().maxResultBytes;
+  const fromEnvironment = limitsFromEnvironment();
+  const maxResultBytes = options.maxResultBytes ?? fromEnvironment.maxResultBytes;
+  const limits = resolveLimits({ ...fromEnvironment, ...options.limits });
   const publicUrl = options.publicUrl ?? (process.env.MCP_TASK_PUBLIC_URL || undefined);
   const registry = new ToolRegistry({
     manifest: options.manifest,
     instances: options.instances,
     logger,
     observer,
+    maxArgumentBytes: limits.maxArgumentBytes,
     ...(maxResultBytes !== undefined && { maxResultBytes }),
     ...(publicUrl !== undefined && { publicUrl }),
   });
+  // Children a method spawns here are created as a server creates tasks: through an engine
+  // over the same Redis (no worker of its own: this process's TaskWorker runs them).
+  const childRuntime = new BullmqTaskRuntime({
+    connection: setup.connection,
+    ...(setup.prefix !== undefined && { prefix: setup.prefix }),
+    ...(setup.queue !== undefined && { queue: setup.queue }),
+    ...(setup.shards !== undefined && { shards: setup.shards }),
+    logger,
+  });
+  registry.spawnWith(
+    new TaskEngine({
+      runtime: childRuntime,
+      policy: {
+        maxLiveTasksPerOwner: limits.maxLiveTasksPerPrincipal,
+        maxRunningTasksPerOwner: limits.maxRunningTasksPerPrincipal,
+        maxChildrenPerTask: limits.maxChildrenPerTask,
+        ...options.policy,
+      },
+      observer,
+    }),
+  );
   return new TaskWorker({
+    onClosed: () => childRuntime.close(),
     ...setup.worker,
     executor: registry,
     connection: setup.connection,

@@ -187,6 +187,13 @@ function describe(event: LifecycleEvent): {
     case 'paused':
       return { level: 'info', message: 'task paused for input', data: { keys: event.keys } };
     case 'parked':
+      if (event.reason === 'children') {
+        return {
+          level: 'info',
+          message: `task parked (${event.reason}: ${event.done} of ${event.count} done)`,
+          data: { reason: event.reason, count: event.count, done: event.done },
+        };
+      }
       if (event.reason === 'callback') {
         return {
           level: 'info',
@@ -200,6 +207,13 @@ function describe(event: LifecycleEvent): {
         data: { reason: event.reason, key: event.key, until: new Date(event.until).toISOString() },
       };
     case 'woke':
+      if (event.reason === 'children') {
+        return {
+          level: 'info',
+          message: `task woke (${event.reason})`,
+          data: { reason: event.reason, count: event.count },
+        };
+      }
       if (event.reason === 'callback') {
         return {
           level: 'info',
@@ -222,6 +236,12 @@ function describe(event: LifecycleEvent): {
         level: event.status < 300 ? 'info' : 'warn',
         message: 'task callback posted',
         data: { name: event.name, source: event.source ?? 'unknown', status: event.status },
+      };
+    case 'spawned':
+      return {
+        level: 'info',
+        message: `task spawned ${event.tool} ${event.child}`,
+        data: { child: event.child, childTool: event.tool, key: event.key },
       };
     case 'completed':
       return { level: 'info', message: 'task completed', data: { durationMs: event.durationMs, runMs: event.runMs } };

@@ -9,6 +9,7 @@ import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject, optionalCursor, type Params, requireTaskId } from './params.js';
 import type { QuestionLedger } from './question-ledger.js';
 import { type Elicit, relayQuestionsUntilDone } from './question-relay.js';
+import { relatedTasksMeta } from './related-tasks.js';
 import { asRpc } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
@@ -31,6 +32,8 @@ export interface Task2025 {
   lastUpdatedAt: string;
   ttl: number | null;
   pollInterval?: number;
+  /** On a child task (`ctx.spawn`): `{ "io.modelcontextprotocol/relatedTaskIds": [parentId] }`. */
+  _meta?: Record<string, unknown>;
 }
 
 export function toTask2025(record: TaskRecord): Task2025 {
@@ -42,6 +45,7 @@ export function toTask2025(record: TaskRecord): Task2025 {
     lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
     ttl: record.ttlMs,
     pollInterval: record.pollIntervalMs,
+    ...relatedTasksMeta(record),
   };
 }
 

@@ -8,6 +8,7 @@ import { isTerminal, type PendingInput, type TaskRecord, type TaskStatus } from 
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { carriedState, type InlineStateCodec, newInlineState } from './inline-state.js';
 import { isPlainObject, type Params, requireTaskId } from './params.js';
+import { relatedTasksMeta } from './related-tasks.js';
 import { asRpc, toJsonRpcError } from './rpc-error.js';
 import { type CallContext, describeTool, type ToolCalls } from './tool-calls.js';
 
@@ -22,6 +23,8 @@ export interface Task2026 {
   lastUpdatedAt: string;
   ttlMs: number | null;
   pollIntervalMs?: number;
+  /** On a child task (`ctx.spawn`): `{ "io.modelcontextprotocol/relatedTaskIds": [parentId] }`. */
+  _meta?: Record<string, unknown>;
 }
 
 /** The `DetailedTask` of `tasks/get` and `notifications/tasks`: the task plus what it produced. */
@@ -40,6 +43,7 @@ export function toTask2026(record: TaskRecord): Task2026 {
     lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
     ttlMs: record.ttlMs,
     pollIntervalMs: record.pollIntervalMs,
+    ...relatedTasksMeta(record),
   };
 }
 

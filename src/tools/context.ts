@@ -27,7 +27,7 @@ import type { Duration } from './duration.js';
  * ```
  * @mcpTaskgen context
  */
-export interface TaskContext<Questions extends object = QuestionMap> {
+export interface TaskContext<Questions extends object = QuestionMap, Tools extends object = ToolMap> {
   /** The task's id, or `undefined` when the tool was called without a task and runs inline. */
   readonly taskId: string | undefined;
   /**
@@ -112,6 +112,31 @@ export interface TaskContext<Questions extends object = QuestionMap> {
    * ```
    */
   callback<Payload = unknown>(name: string, options?: CallbackOptions): Promise<CallbackHook<Payload>>;
+  /**
+   * Starts another tool of the same app as its own task (a child): its own id and status, owned
+   * by this task's principal, counted against its quotas, and cancelled when this task is.
+   * `args` are checked against the tool's input schema first (an invalid field is an error
+   * naming it). Replay-safe: when the method runs again, the same call site finds the child it
+   * started before (keys per call site, as for questions: `tool`, `tool-2`, ...), so spawn in a
+   * deterministic order. With the generated `TaskTools` as `Tools`, the tool name, the
+   * arguments and `result()` are typed from the tool's own declaration.
+   *
+   * @example
+   * ```ts
+   * const child = await ctx.spawn('checksum_batch', { files });
+   * const sums = await child.result();
+   * ```
+   */
+  spawn<Name extends keyof Tools & string>(
+    tool: Name,
+    args: SpawnArgs<Tools, Name>,
+  ): Promise<ChildTask<SpawnResult<Tools, Name>>>;
+  /**
+   * Waits until every child has ended and resolves with their results in order; rejects with a
+   * `ChildTaskFailedError` naming the first child (in order) that did not complete. While it
+   * waits the task is parked: `working`, "3 of 10 subtasks done", holding no worker.
+   */
+  all<const Children extends readonly ChildTask<unknown>[]>(children: Children): Promise<ChildResults<Children>>;
 }
 
 /** Per-call options of `ctx.sleep`. */
@@ -147,6 +172,46 @@ export interface CallbackHook<Payload = unknown> {
 export type CallbackOutcome<Payload = unknown> =
   | { readonly status: 'received'; readonly payload: Payload }
   | { readonly status: 'timed_out' };
+
+/**
+ * A child task started with `ctx.spawn`. `result()` parks the parent until the child has ended,
+ * then resolves with the child's return value or rejects with a `ChildTaskFailedError`.
+ */
+export interface ChildTask<Result> {
+  /** The child's task id: it is a task of its own, in `tasks/get`, the listing and the dashboard. */
+  readonly taskId: string;
+  /** The tool the child runs. */
+  readonly tool: string;
+  /** The child's return value, once it has ended (see `TaskContext.all` for several). */
+  result(): Promise<Result>;
+}
+
+/** What `ctx.all` resolves with: each child's result type, in order. */
+export type ChildResults<Children extends readonly ChildTask<unknown>[]> = {
+  -readonly [Index in keyof Children]: Children[Index] extends ChildTask<infer Result> ? Result : never;
+};
+
+/**
+ * The tools `ctx.spawn` may start, by tool name, with their argument and result types: the
+ * generated module exports the app's own as `TaskTools`. The default allows any name, untyped.
+ */
+export type ToolMap = Record<string, ToolTypes>;
+
+/** One tool's types in a `ToolMap`: what `ctx.spawn` takes and what `result()` gives. */
+export interface ToolTypes {
+  readonly input: unknown;
+  readonly output: unknown;
+}
+
+/** The arguments `ctx.spawn(name, ...)` takes. */
+export type SpawnArgs<Tools, Name extends keyof Tools> = Tools[Name] extends { readonly input: infer Input }
+  ? Input
+  : unknown;
+
+/** What a spawned `name`'s `result()` resolves with. */
+export type SpawnResult<Tools, Name extends keyof Tools> = Tools[Name] extends { readonly output: infer Output }
+  ? Output
+  : unknown;
 
 /** The default question map: any question, loosely typed answers. */
 export type QuestionMap = Record<string, Record<string, unknown>>;

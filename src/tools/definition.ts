@@ -125,11 +125,11 @@ export interface TaskToolDefinition<Target = unknown, Args = unknown> {
   /** Where the method is declared (`src/reports.ts:14:3`), for error messages. */
   readonly source: string;
   /**
-   * Calls the method with validated arguments. The context's question map is erased here:
-   * each method declares its own (`TaskContext<{ approval: Approval }>`).
+   * Calls the method with validated arguments. The context's question and tool maps are erased
+   * here: each method declares its own (`TaskContext<{ approval: Approval }, TaskTools>`).
    */
-  // biome-ignore lint/suspicious/noExplicitAny: erased question map, see above.
-  invoke(target: Target, args: Args, ctx: TaskContext<any>): unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: erased question and tool maps, see above.
+  invoke(target: Target, args: Args, ctx: TaskContext<any, any>): unknown;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   TIMEOUT_GRACE_MS,
 } from '../engine/attempts.js';
 import type { CallbackRequest } from '../engine/callbacks.js';
+import { ChildrenPaused } from '../engine/children.js';
 import { AttemptFailed, isTaskPaused } from '../engine/errors.js';
 import {
   factsOf,
@@ -21,13 +22,14 @@ import {
   type TaskFacts,
   type TaskObserver,
 } from '../engine/lifecycle.js';
-import type { ExecutionControl, RuntimeCallback, TaskExecutor } from '../engine/runtime.js';
+import type { ChildSpawner, ExecutionControl, RuntimeCallback, TaskExecutor } from '../engine/runtime.js';
 import { jsonBytes } from '../engine/sizes.js';
 import type { InputAnswer, PendingInput, TaskOutcome, TaskRecord } from '../engine/task.js';
 import { MAX_PRIORITY } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { childLogger, type Logger, silentLogger } from '../observe/logger.js';
 import { inSpan, SpanKind } from '../observe/tracing.js';
+import { inlineChildren, taskChildren } from './children.js';
 import type { CallbackHook, CallbackOptions, TaskContext, TaskProgress } from './context.js';
 import {
   MANIFEST_FORMAT_VERSION,
@@ -63,6 +65,14 @@ export interface ToolRegistryOptions {
    * the server: `ctx.callback` refuses to make a hook without it.
    */
   readonly publicUrl?: string;
+  /**
+   * Creates the child tasks `ctx.spawn` starts (the host gives its engine, so children go
+   * through the ordinary create: quotas, fair share, TTL). Without it, `ctx.spawn` refuses.
+   * Also settable later with `spawnWith`.
+   */
+  readonly spawner?: ChildSpawner;
+  /** Largest arguments a spawned child stores, serialized after validation (default 1 MiB). */
+  readonly maxArgumentBytes?: number;
 }
 
 export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
@@ -111,6 +121,8 @@ interface RunControl {
   /** How this run makes callback hooks (see `ExecutionControl.callback`). */
   readonly callback?: (key: string, request: CallbackRequest) => Promise<RuntimeCallback>;
   readonly onLog?: LogListener;
+  /** `ctx.spawn` and `ctx.all` of a task run (absent for inline calls, which refuse them). */
+  readonly children?: Pick<TaskContext, 'spawn' | 'all'>;
   /** Hears what a failing method threw, and a result that does not match its declared type. */
   readonly onThrown?: (error: unknown) => void;
   readonly onOutputMismatch?: (detail: string) => void;
@@ -126,8 +138,12 @@ export class ToolRegistry implements TaskExecutor {
   private observer: TaskObserver;
   private readonly timeoutGraceMs: number;
   private readonly publicUrl: string | undefined;
+  private spawner: ChildSpawner | undefined;
+  private readonly maxArgumentBytes: number;
 
   constructor(options: ToolRegistryOptions) {
+    this.spawner = options.spawner;
+    this.maxArgumentBytes = options.maxArgumentBytes ?? 1024 * 1024;
     this.logger = options.logger ?? silentLogger;
     this.publicUrl = options.publicUrl === undefined ? undefined : checkPublicUrl(options.publicUrl);
     this.timeoutGraceMs = options.timeoutGraceMs ?? TIMEOUT_GRACE_MS;
@@ -182,6 +198,11 @@ export class ToolRegistry implements TaskExecutor {
   /** Passes a runtime's lifecycle event (a task waiting for its share) to this registry's observer. */
   observe(event: LifecycleEvent): void {
     this.observer.observe(event);
+  }
+
+  /** Sets how `ctx.spawn` creates child tasks (the host gives its engine once it has built it). */
+  spawnWith(spawner: ChildSpawner): void {
+    this.spawner = spawner;
   }
 
   /** Sets who hears of runs (the host wires its logs and metrics here once it has built them). */
@@ -286,6 +307,41 @@ export class ToolRegistry implements TaskExecutor {
                     };
                   },
                 }),
+                children: taskChildren(
+                  {
+                    parent: record,
+                    control: {
+                      ...(control.spawn && {
+                        spawn: (key, create) => {
+                          limit.throwIfAbandoned();
+                          return control.spawn?.(key, create) as ReturnType<NonNullable<ExecutionControl['spawn']>>;
+                        },
+                      }),
+                      ...(control.awaitChildren && {
+                        awaitChildren: async (children) => {
+                          limit.throwIfAbandoned();
+                          // The wait for children does not count against the attempt's timeout.
+                          limit.pause();
+                          try {
+                            return await (control.awaitChildren?.(children) as ReturnType<
+                              NonNullable<ExecutionControl['awaitChildren']>
+                            >);
+                          } finally {
+                            limit.resume();
+                          }
+                        },
+                      }),
+                    },
+                    spawner: this.spawner,
+                    toolOf: (name) => this.get(name),
+                    parse: (child, args) => this.parseArguments(child, args),
+                    versionOf: (child) => this.versions.get(child.name),
+                    maxArgumentBytes: this.maxArgumentBytes,
+                    onSpawned: (child, key) =>
+                      this.observer.observe({ type: 'spawned', task, child: child.taskId, tool: child.tool, key }),
+                  },
+                  record.tool,
+                ),
                 onThrown: (error) => {
                   thrown = error;
                 },
@@ -297,8 +353,10 @@ export class ToolRegistry implements TaskExecutor {
               });
           outcome = await limit.race(running);
         } catch (error) {
-          // A durable wait (a sleep) is told by the runtime that parks it, as `parked`.
-          if (isTaskPaused(error) && !error.wait) this.observer.observe({ type: 'paused', task, keys: error.keys });
+          // A durable wait (a sleep, a callback, children) is told by the runtime that parks it, as `parked`.
+          if (isTaskPaused(error) && !error.wait && !(error instanceof ChildrenPaused)) {
+            this.observer.observe({ type: 'paused', task, keys: error.keys });
+          }
           throw error;
         } finally {
           limit.dispose();
@@ -435,6 +493,7 @@ export class ToolRegistry implements TaskExecutor {
       step: (name, work) => (control.step ? control.step(name, async () => work()) : Promise.resolve(work())),
       sleep: sleeper(control),
       callback: callbackMaker(tool, control, this.publicUrl) as TaskContext['callback'],
+      ...(control.children ?? inlineChildren(tool.name)),
     };
     try {
       const value = await tool.invoke(instance, args, ctx);

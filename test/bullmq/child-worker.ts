@@ -15,6 +15,8 @@ export interface ChildReport {
   readonly attempt?: number;
   /** The tool version of the worker process that reported (`TOOL_VERSION`), if it has one. */
   readonly version?: string;
+  readonly tool?: string;
+  readonly pid?: number;
 }
 
 export class ChildWorker {
@@ -24,10 +26,11 @@ export class ChildWorker {
   private stderr = '';
   private waiters: (() => void)[] = [];
 
-  constructor(prefix: string, settings: Record<string, number | string> = {}) {
+  /** `script`: another worker script reporting the same JSON lines (default the scripted executor). */
+  constructor(prefix: string, settings: Record<string, number | string> = {}, script = SCRIPT) {
     const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL, PREFIX: prefix };
     for (const [name, value] of Object.entries(settings)) env[name] = String(value);
-    this.child = spawn(process.execPath, ['--conditions=mcp-task-server-source', '--import', 'tsx', SCRIPT], {
+    this.child = spawn(process.execPath, ['--conditions=mcp-task-server-source', '--import', 'tsx', script], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

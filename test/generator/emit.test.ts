@@ -90,6 +90,11 @@ describe('emitTaskModule', () => {
           }),
         ],
       });
+
+      /** Each tool's arguments and result by name: \`TaskContext<Questions, TaskTools>\` types \`ctx.spawn\` with it. */
+      export type TaskTools = {
+        readonly greet: { readonly input: z.input<typeof GreetInput>; readonly output: z.output<typeof GreetOutput> };
+      };
       "
     `);
   });

@@ -81,7 +81,7 @@ describe('docs/guide/error-codes.md', () => {
 
 describe('error class names', () => {
   /** Classes thrown to unwind on purpose, named for the state they signal rather than `...Error`. */
-  const SIGNALS = new Set(['TaskPaused', 'AttemptFailed']);
+  const SIGNALS = new Set(['TaskPaused', 'ChildrenPaused', 'AttemptFailed']);
 
   function sourceFiles(dir: string): string[] {
     return readdirSync(path.join(repoRoot, dir), { withFileTypes: true, recursive: true })

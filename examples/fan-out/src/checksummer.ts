@@ -8,14 +8,7 @@ export interface ChecksumRequest {
   /** Directory to checksum, relative to the server's root. */
   path: string;
   /**
-   * Batches hashed at the same time.
-   * @minimum 1
-   * @maximum 16
-   * @default 4
-   */
-  parallel?: Integer;
-  /**
-   * Files per batch.
+   * Files per batch: each batch is a child task of its own, run by whichever worker is free.
    * @minimum 1
    * @maximum 1000
    * @default 25
@@ -32,58 +25,78 @@ export interface ChecksumReport {
   digest: string;
 }
 
-interface FileSum {
+export interface BatchRequest {
+  /** Directory the files are in, relative to the server's root. */
+  path: string;
+  /**
+   * Files to hash, relative to `path`.
+   * @maxItems 1000
+   */
+  files: string[];
+}
+
+export interface BatchReport {
+  sums: FileSum[];
+}
+
+export interface FileSum {
   path: string;
   sha256: string;
-  bytes: number;
+  bytes: Integer;
 }
+
+/**
+ * This app's tools as the generated module types them, for a typed `ctx.spawn`. An `import()`
+ * type rather than an import: the generated module loads this class, so this file must not
+ * load it back, even for types.
+ */
+type AppTools = import('./__generated__/tasks.generated.js').TaskTools;
 
 /** Files at most; a bound on the listing kept in the task record. */
 const MAX_FILES = 20_000;
 
 /**
- * A task that fans out: it lists the files once, splits them into batches, hashes up to
- * `parallel` batches at a time and reports progress as files done out of files in all. The
- * listing and each batch are `ctx.step`s, so a task that runs again (on Redis, after a worker
- * is lost) does not redo the work already recorded.
+ * A task that fans out over the worker fleet: it lists the files once (a `ctx.step`), starts a
+ * `checksum_batch` child task per batch with `ctx.spawn`, and waits for them all with
+ * `ctx.all`. While it waits it holds no worker and says "3 of 10 subtasks done"; on Redis the
+ * batches run on every worker process at once, and a parent that runs again (after a worker
+ * is lost) finds the children it started rather than starting them twice.
  */
 export class Checksummer {
   constructor(private readonly root: string) {}
 
-  /** Checksums every file under a directory in parallel batches, reporting progress as a fraction. */
-  @Task({ title: 'Checksum a directory', ttlMs: 3_600_000, pollIntervalMs: 500 })
-  async checksumTree(request: ChecksumRequest, ctx: TaskContext): Promise<ChecksumReport> {
+  /** Checksums every file under a directory, one child task per batch of files. */
+  @Task({ title: 'Checksum a directory', ttlMs: 3_600_000, pollIntervalMs: 500, taskSupport: 'required' })
+  async checksumTree(request: ChecksumRequest, ctx: TaskContext<{}, AppTools>): Promise<ChecksumReport> {
     const directory = this.resolve(request.path);
     const files = await ctx.step('list', () => listFiles(directory, ctx.signal));
     const batchSize = request.batchSize ?? 25;
-    const batches: string[][] = [];
-    for (let start = 0; start < files.length; start += batchSize) batches.push(files.slice(start, start + batchSize));
+    const children = [];
+    for (let start = 0; start < files.length; start += batchSize) {
+      children.push(
+        await ctx.spawn('checksum_batch', { path: request.path, files: files.slice(start, start + batchSize) }),
+      );
+    }
+    const batches = await ctx.all(children);
 
-    let done = 0;
-    ctx.progress({ message: `0 of ${files.length} files`, progress: 0, total: files.length });
-    const sums: FileSum[][] = new Array(batches.length);
-    let next = 0;
-    // `parallel` lanes, each taking the next batch until none is left.
-    const lane = async () => {
-      for (let index = next++; index < batches.length; index = next++) {
-        const batch = batches[index]!;
-        sums[index] = await ctx.step(`batch-${index}`, () => hashBatch(directory, batch, ctx.signal));
-        done += batch.length;
-        ctx.progress({ message: `${done} of ${files.length} files`, progress: done, total: files.length });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(request.parallel ?? 4, batches.length) }, lane));
-
-    const all = sums.flat();
+    const all = batches.flatMap((batch) => batch.sums);
     const digest = createHash('sha256');
     for (const sum of all) digest.update(`${sum.path}:${sum.sha256}\n`);
     return {
       path: request.path,
       files: all.length,
       bytes: all.reduce((total, sum) => total + sum.bytes, 0),
-      batches: batches.length,
+      batches: children.length,
       digest: digest.digest('hex'),
     };
+  }
+
+  /** Hashes one batch of files (the child task `checksum_tree` starts per batch). */
+  @Task({ title: 'Checksum a batch of files', ttlMs: 3_600_000, pollIntervalMs: 500, taskSupport: 'required' })
+  async checksumBatch(request: BatchRequest, ctx: TaskContext): Promise<BatchReport> {
+    const directory = this.resolve(request.path);
+    for (const file of request.files) this.resolve(path.join(request.path, file));
+    return { sums: await hashBatch(directory, request.files, ctx.signal) };
   }
 
   private resolve(relative: string): string {

@@ -71,6 +71,7 @@ export function emitTaskModule(ir: ManifestIR, options: ModuleOptions): string {
     ...namedSchemas,
     ...tools.map((tool) => tool.consts),
     [printConst('taskManifest', manifest(tools.map((tool) => tool.entry)))],
+    toolTypes(ir, names),
   ];
   cache?.endRun();
   return `${sections
@@ -296,6 +297,43 @@ function callArgument(argument: CallArgumentIR): string {
       return 'args';
     case 'context':
       return 'ctx';
+  }
+}
+
+/**
+ * `export type TaskTools = { tool: { input; output } }`: each tool's arguments (as a caller
+ * writes them) and its method's result, by wire name, so `TaskContext<Questions, TaskTools>`
+ * type-checks `ctx.spawn(name, args)` and `child.result()` against the tools themselves.
+ */
+function toolTypes(ir: ManifestIR, names: ModuleNames): string[] {
+  if (ir.tools.length === 0) return [];
+  const members = [...ir.tools]
+    .sort((a, b) => compareStrings(a.name, b.name))
+    .map((tool) => {
+      const key = /^[A-Za-z_$][\w$]*$/.test(tool.name) ? tool.name : stringLiteral(tool.name);
+      const input = `z.input<typeof ${names.toolInput(tool.name)}>`;
+      return `  readonly ${key}: { readonly input: ${input}; readonly output: ${outputType(tool, names)} };`;
+    });
+  return [
+    "/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */",
+    // A type literal, not an interface: it then fits the default `ToolMap` too, so a typed
+    // context can be passed wherever a plain `TaskContext` is taken.
+    'export type TaskTools = {',
+    ...members,
+    '};',
+  ];
+}
+
+/** What a spawned child of `tool` resolves `result()` with (see `childResult`). */
+function outputType(tool: ToolIR, names: ModuleNames): string {
+  if (hasOutputSchema(tool)) return `z.output<typeof ${names.toolOutput(tool.name)}>`;
+  switch (tool.output.result) {
+    case 'text':
+      return 'string';
+    case 'none':
+      return 'undefined';
+    default:
+      return 'Readonly<Record<string, unknown>>';
   }
 }
 

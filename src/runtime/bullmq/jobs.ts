@@ -36,6 +36,8 @@ export interface TaskJobData {
    * replay key. The run that takes the job next ends the park (the `woke` event, the gauge).
    */
   readonly parked?: ParkedJob;
+  /** The job went to waiting-children for the task's children; its next run tells it woke. */
+  readonly childWait?: boolean;
 }
 
 /** Why and until when a job is parked (see `TaskJobData.parked`). */
@@ -122,7 +124,11 @@ export class TaskQueue {
   /**
    * Stores the record with `insert` and adds the task's job in one script (record-fold.ts),
    * the job data carrying the record as created for its first run (see above). Rejects with
-   * `FoldedInsertRefusedError` when the insert refused, and then no job was added.
+   * `FoldedInsertRefusedError` when the insert refused, and then no job was added. A child
+   * task's job (`record.parent`) is a child of its parent's job in a BullMQ flow: the parent's
+   * job can wait in waiting-children for it. Both are on one shard (the child's id is drawn on
+   * its parent's: see `TaskEngine.spawnChild`), as a flow needs on Redis Cluster; the fold takes
+   * a job with a parent through BullMQ's standard insert.
    */
   async enqueue(record: TaskRecord, insert: RecordCommand, share?: JobShare): Promise<void> {
     await this.fold.addWithRecord(record.taskId, insert, () =>
@@ -140,6 +146,11 @@ export class TaskQueue {
       ...this.jobOptions,
       jobId: record.taskId,
       ...(record.priority !== undefined && record.priority > 0 && { priority: record.priority }),
+      ...(record.parent && {
+        parent: { id: record.parent.taskId, queue: this.queue.qualifiedName },
+        // A child job that fails for good (its worker lost too often) must not strand the parent.
+        ignoreDependencyOnFailure: true,
+      }),
     };
   }
 
@@ -154,7 +165,8 @@ export class TaskQueue {
    * locked and stays: the worker running it learns of the cancel by pub/sub instead.
    */
   async removeUnlessRunning(taskId: string): Promise<boolean> {
-    return (await this.queue.remove(taskId)) === 1;
+    // A parent's children are tasks of their own: the engine cancels them, their jobs stay.
+    return (await this.queue.remove(taskId, { removeChildren: false })) === 1;
   }
 
   /**
@@ -169,13 +181,14 @@ export class TaskQueue {
     });
   }
 
-  /** Jobs waiting, running and delayed (parked for answers or backing off before a retry). */
-  async counts(): Promise<Record<'waiting' | 'active' | 'delayed', number>> {
-    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+  /** Jobs waiting, running, delayed (parked for answers or backing off) and waiting for their children. */
+  async counts(): Promise<Record<'waiting' | 'active' | 'delayed' | 'waiting-children', number>> {
+    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'waiting-children');
     return {
       waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
       active: counts.active ?? 0,
       delayed: counts.delayed ?? 0,
+      'waiting-children': counts['waiting-children'] ?? 0,
     };
   }
 

@@ -5,6 +5,7 @@
  */
 
 import { type CallbackAddress, callbackTokenHash } from '../../engine/callbacks.js';
+import { childEndedChange } from '../../engine/children.js';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
 import type {
@@ -302,6 +303,11 @@ export class BullmqTaskRuntime implements TaskRuntime {
         { channel: this.names.cancelChannel, message: taskId },
       );
       if (result?.changed) {
+        const parent = result.record.parent;
+        if (parent) {
+          // The parent's count of ended children moves on (see `childEndedChange`).
+          await this.store.update(parent.taskId, (current) => childEndedChange(current, result.record));
+        }
         try {
           // A parked (sleeping) job goes with it: it never runs the method again.
           await Promise.all([
@@ -417,10 +423,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
   async stats(): Promise<RuntimeStats> {
     const perShard = await this.guard('count jobs', () => Promise.all(this.queues.map((queue) => queue.counts())));
     const queue = { waiting: 0, active: 0, delayed: 0 };
+    let children = 0;
     for (const counts of perShard) {
       queue.waiting += counts.waiting;
       queue.active += counts.active;
       queue.delayed += counts.delayed;
+      children += counts['waiting-children'];
     }
     const principalShare = await this.guard('count share waiters', () =>
       countShareWaiters(this.client, this.names, Date.now()),
@@ -429,7 +437,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
       countVersionWaiters(this.client, this.names, Date.now()),
     );
     const parked = await this.guard('count parked tasks', () => countParked(this.client, this.names, Date.now()));
-    return { queue, waiting: { principal_share: principalShare, version }, parked };
+    // Parents wait in BullMQ's waiting-children set, not in a parked set of ours.
+    return { queue, waiting: { principal_share: principalShare, version }, parked: { ...parked, children } };
   }
 
   close(): Promise<void> {

@@ -25,6 +25,15 @@ import {
   newCallbackState,
   settledCallback,
 } from '../../engine/callbacks.js';
+import {
+  CANCELLED_WITH_PARENT,
+  type ChildEntry,
+  ChildrenPaused,
+  childEndedChange,
+  childrenMessage,
+  spawnChange,
+  unfinishedChildren,
+} from '../../engine/children.js';
 import { type AttemptFailed, type DurableWait, isAttemptFailed, TaskPaused } from '../../engine/errors.js';
 import { shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, hasOutstandingInput, stepChange } from '../../engine/inputs.js';
@@ -74,6 +83,7 @@ import {
 import { ProgressWriter } from './progress-writer.js';
 import { RecordFold } from './record-fold.js';
 import { RECORD_SCRIPTS, RedisTaskStore, type StoredRecord } from './record-store.js';
+import { ShardQueues } from './shard-queues.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -142,6 +152,8 @@ export interface TaskWorkerOptions extends TaskWorkerSettings {
   /** The app's shard count; the same in every process (see `BullmqRuntimeOptions.shards`). */
   readonly shards?: number;
   readonly clock?: () => number;
+  /** Runs once the worker has closed (what its owner opened next to it, such as the runtime children are created through). */
+  readonly onClosed?: () => Promise<void>;
 }
 
 /** Lost-worker detection: a SIGKILLed worker's job runs again within ~11 s (see the settings). */
@@ -169,6 +181,10 @@ interface RunningTask {
     readonly key: string;
     readonly ready?: (fresh: TaskRecord) => boolean;
   };
+  /** The method awaits children that have not all ended: the run must end in waiting-children. */
+  waitingChildren?: { readonly count: number; readonly done: number };
+  /** The run spawned a child (so its end must look for unfinished children). */
+  spawned?: boolean;
 }
 
 /** How long a run shows the runtime's note (`queued`, ...) before it is cleared for progress. */
@@ -237,6 +253,9 @@ export class TaskWorker {
   /** Record writes made from BullMQ event handlers; `close` waits for them. */
   private readonly pendingWrites = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
+  /** Queue handles to reach child jobs by id (their dependency on a parent that ended). */
+  private readonly childQueues: ShardQueues;
+  private readonly onClosed: (() => Promise<void>) | undefined;
 
   constructor(options: TaskWorkerOptions) {
     this.names = runtimeNames(options.prefix, options.queue, options.shards);
@@ -250,6 +269,8 @@ export class TaskWorker {
     this.store = new RedisTaskStore(this.client, this.names, this.clock);
     this.fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT }, this.clock);
     this.foldsShares = !isClusterConnection(options.connection);
+    this.childQueues = new ShardQueues(this.client, this.names);
+    this.onClosed = options.onClosed;
     this.slots = new ToolSlots((tool) => this.executor.concurrencyOf?.(tool));
     this.shares = new PrincipalShares(this.client, this.names, this.clock, (error) =>
       this.logger.warn('Could not renew a fair-share slot', { error: String(error) }),
@@ -346,11 +367,15 @@ export class TaskWorker {
         await Promise.allSettled([...this.pendingWrites]);
         await this.shares.close();
         await this.versionWaits.close();
+        await this.childQueues.close();
         await this.cancels.close();
         await this.answers.close();
         await closeClient(this.subscriber);
         if (finished) await closeClient(this.client);
         else this.client.disconnect();
+        await this.onClosed?.().catch((error: unknown) =>
+          this.logger.warn('Could not close what the worker was given to close', { error: String(error) }),
+        );
       }
     })();
     return this.closing;
@@ -508,6 +533,11 @@ export class TaskWorker {
           step: (name, work) => this.step(taskId, name, work),
           sleep: (key, durationMs) => this.sleep(job, key, durationMs, run),
           callback: (key, request) => this.callback(taskId, key, request, run),
+          spawn: (key, create) => {
+            run.spawned = true;
+            return this.spawn(taskId, key, create);
+          },
+          awaitChildren: (children) => this.awaitChildren(job, children, run),
         };
         try {
           outcome = await this.executor.execute(started.record, control);
@@ -528,6 +558,18 @@ export class TaskWorker {
         // A paused run ends in a park even if the method caught the pause and returned anyway:
         // whatever it returned was computed without the answer.
         if (run.paused && !controller.signal.aborted) return this.park(job, token, started.record, run.wait);
+        if (run.waitingChildren && !controller.signal.aborted) {
+          return this.parkForChildren(job, token, run.waitingChildren);
+        }
+        // Children nobody awaits any more end with their parent, and stop holding its job back.
+        if (run.spawned || record.children) await this.releaseChildren(taskId);
+        if (record.parent) {
+          // A child's end updates its parent's count, which needs the written record at hand:
+          // written here rather than folded into the completion (one command more per child).
+          const ended = await this.store.update(taskId, outcomeChange(outcome), undefined, run.known);
+          if (ended?.changed) await this.noteChildEnded(ended.record);
+          return;
+        }
         // A cancelled task is terminal already: the state machine drops this late outcome.
         // Written against the newest version this run knows (with no other writer, no read),
         // in the command that completes the job once this returns (record-fold.ts).
@@ -798,6 +840,117 @@ export class TaskWorker {
       this.answerWaiters.set(taskId, waiters);
       check();
     });
+  }
+
+  /** The child under `key`: the recorded one, else a new one, recorded before it is returned. */
+  private async spawn(
+    taskId: string,
+    key: string,
+    create: (childCount: number) => Promise<ChildEntry>,
+  ): Promise<ChildEntry> {
+    const record = await this.store.get(taskId);
+    const known = record?.children?.[key];
+    if (known) return known;
+    const entry = await create(Object.keys(record?.children ?? {}).length);
+    await this.store.update(taskId, (current) => spawnChange(current, key, entry));
+    return entry;
+  }
+
+  /**
+   * The children's records once all have ended. Otherwise the run ends (`ChildrenPaused`) and
+   * its job waits in BullMQ's waiting-children state, holding no slot, until the last child's
+   * job finishes (see `parkForChildren`); the method then runs again and finds them ended.
+   */
+  private async awaitChildren(
+    job: Job<TaskJobData, void>,
+    children: readonly ChildEntry[],
+    run: RunningTask,
+  ): Promise<readonly TaskRecord[]> {
+    const records: TaskRecord[] = [];
+    let done = 0;
+    for (const child of children) {
+      const record = await this.store.get(child.taskId);
+      if (!record) throw new Error(`Child task ${child.tool} (${child.taskId}) is gone (expired or deleted)`);
+      if (isTerminal(record.status)) done++;
+      records.push(record);
+    }
+    run.controller.signal.throwIfAborted();
+    if (done < children.length) {
+      run.waitingChildren = { count: children.length, done };
+      throw new ChildrenPaused(children.length, done);
+    }
+    if (job.data.childWait) {
+      await job.updateData({ ...withoutStart(job.data), childWait: undefined });
+      this.executor.observe?.({
+        type: 'woke',
+        task: { taskId: job.id as string, tool: job.data.tool, principal: null, jobId: job.id as string },
+        reason: 'children',
+        count: children.length,
+      });
+    }
+    return records;
+  }
+
+  /**
+   * Parks the job until its children's jobs have finished: BullMQ's waiting-children state (a
+   * flow: each child's job names this one as its parent), which holds no slot and wakes the
+   * job when the last child's job completes. When they all finished meanwhile, it runs again.
+   */
+  private async parkForChildren(
+    job: Job<TaskJobData, void>,
+    token: string | undefined,
+    wait: { readonly count: number; readonly done: number },
+  ): Promise<void> {
+    const taskId = job.id as string;
+    const noted = await this.store.update(taskId, (current) => {
+      if (isTerminal(current.status)) return undefined;
+      const message = childrenMessage(current.children ?? {});
+      return current.statusMessage === message ? undefined : { status: current.status, statusMessage: message };
+    });
+    if (noted && isTerminal(noted.record.status)) return;
+    await job.updateData({ ...withoutStart(job.data), childWait: true });
+    if (await job.moveToWaitingChildren(token ?? '')) {
+      this.executor.observe?.({
+        type: 'parked',
+        task: { taskId, tool: job.data.tool, principal: noted?.record.owner ?? null, jobId: taskId },
+        reason: 'children',
+        count: wait.count,
+        done: wait.done,
+      });
+      throw new (bullmqLibrary().WaitingChildrenError)();
+    }
+    // Every child's job finished between the read and the move: run again at once.
+    await job.moveToWait(token);
+    throw new (bullmqLibrary().WaitingError)();
+  }
+
+  /**
+   * A task that ends leaves no child running for nobody: its unfinished children are cancelled,
+   * and their jobs stop being dependencies of its job (BullMQ would refuse to complete it).
+   */
+  private async releaseChildren(taskId: string): Promise<void> {
+    const record = await this.store.get(taskId);
+    if (!record) return;
+    for (const childId of unfinishedChildren(record)) {
+      const cancelled = await this.store.update(
+        childId,
+        (current) =>
+          isTerminal(current.status) ? undefined : { status: 'cancelled', statusMessage: CANCELLED_WITH_PARENT },
+        { channel: this.names.cancelChannel, message: childId },
+      );
+      const job = await this.childQueues.of(childId).getJob(childId);
+      await job?.removeChildDependency().catch(() => {
+        // Finished meanwhile: its dependency went with it.
+      });
+      if (cancelled?.changed) await job?.remove().catch(() => {});
+    }
+  }
+
+  /** A child ended: its parent's entry says so, and a parent waiting for it shows the new count. */
+  private async noteChildEnded(child: TaskRecord): Promise<void> {
+    const parent = child.parent;
+    if (!parent) return;
+    await this.store.update(parent.taskId, (current) => childEndedChange(current, child));
   }
 
   private async step<T>(taskId: string, name: string, work: () => Promise<T>): Promise<T> {

@@ -17,6 +17,7 @@ import {
   newCallbackState,
   settledCallback,
 } from '../../engine/callbacks.js';
+import { type ChildEntry, childEndedChange, childrenMessage, spawnChange } from '../../engine/children.js';
 import { isAttemptFailed, TaskError } from '../../engine/errors.js';
 import { isQueuedNote, shareQueuedMessage } from '../../engine/fair-share.js';
 import { askChange, stepChange } from '../../engine/inputs.js';
@@ -102,8 +103,10 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private readonly owners = new Map<string, string[]>();
   private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Map<string, Running>();
-  /** Running tasks that wait for an answer, and so leave their slot to the queue. */
+  /** Running tasks that wait for an answer (or their children), and so leave their slot to the queue. */
   private readonly asking = new Set<string>();
+  /** Running tasks that wait for their children (for the parked gauge). */
+  private readonly waitingForChildren = new Set<string>();
   /** Ids of the tasks that have not ended, per owner (anonymous under ''), for the live-task quota. */
   private readonly live = new Map<string, Set<string>>();
   private readonly queue: string[] = [];
@@ -224,11 +227,12 @@ export class MemoryTaskRuntime implements TaskRuntime {
     return {
       tasks,
       waiting: { principal_share: this.heldForShare.size, version: 0 },
-      // A callback wait is in `asking` too (its slot goes to the queue), but not an input.
+      // Callback and children waits are in `asking` too (their slot goes to the queue), but not inputs.
       parked: {
-        input: this.asking.size - this.callbackWaits.size,
+        input: this.asking.size - this.callbackWaits.size - this.waitingForChildren.size,
         sleep: this.sleeping.size,
         callback: this.callbackWaits.size,
+        children: this.waitingForChildren.size,
       },
     };
   }
@@ -426,6 +430,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
       step: (name, run) => this.step(record.taskId, name, run),
       sleep: (key, durationMs) => this.sleep(record.taskId, key, durationMs, controller.signal),
       callback: async (key, request) => this.callback(record.taskId, key, request, controller.signal),
+      spawn: (key, create) => this.spawn(record.taskId, key, create),
+      awaitChildren: (children) => this.awaitChildren(record.taskId, children, controller.signal),
     };
     let outcome: Awaited<ReturnType<TaskExecutor['execute']>>;
     try {
@@ -660,6 +666,91 @@ export class MemoryTaskRuntime implements TaskRuntime {
     });
   }
 
+  /** The child under `key`: the recorded one, else a new one, recorded before it is returned. */
+  private async spawn(
+    taskId: string,
+    key: string,
+    create: (childCount: number) => Promise<ChildEntry>,
+  ): Promise<ChildEntry> {
+    const before = this.records.get(taskId);
+    const known = before?.children?.[key];
+    if (known) return known;
+    const entry = await create(Object.keys(before?.children ?? {}).length);
+    const current = this.records.get(taskId);
+    const change = current && spawnChange(current, key, entry);
+    if (current && change) this.write(current, change);
+    return entry;
+  }
+
+  /**
+   * In process the run waits in place for its children, as for an answer: its slot goes to the
+   * queue meanwhile (the children may need it), and it shows "n of m subtasks done".
+   */
+  private awaitChildren(
+    taskId: string,
+    children: readonly ChildEntry[],
+    signal: AbortSignal,
+  ): Promise<readonly TaskRecord[]> {
+    return new Promise<readonly TaskRecord[]>((resolve, reject) => {
+      let waited = false;
+      const settle = (): boolean => {
+        const parent = this.records.get(taskId);
+        if (!parent || isTerminal(parent.status)) {
+          reject(signal.reason ?? new Error(`Task ${taskId} ended`));
+          return true;
+        }
+        const records: TaskRecord[] = [];
+        for (const child of children) {
+          const record = this.liveRecord(child.taskId);
+          if (!record) {
+            reject(new Error(`Child task ${child.tool} (${child.taskId}) is gone (expired or deleted)`));
+            return true;
+          }
+          if (!isTerminal(record.status)) return false;
+          records.push(record);
+        }
+        if (waited) {
+          this.observer.observe({ type: 'woke', task: factsOf(parent), reason: 'children', count: children.length });
+        }
+        resolve(records);
+        return true;
+      };
+      if (settle()) return;
+      waited = true;
+      const ids = new Set(children.map((child) => child.taskId));
+      const unsubscribe = this.subscribe(({ record }) => {
+        if ((ids.has(record.taskId) || record.taskId === taskId) && isTerminal(record.status) && settle()) stop();
+      });
+      const onAbort = () => {
+        reject(signal.reason);
+        stop();
+      };
+      const stop = () => {
+        unsubscribe();
+        signal.removeEventListener('abort', onAbort);
+        this.asking.delete(taskId);
+        setImmediate(() => this.drain());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.asking.add(taskId);
+      this.waitingForChildren.add(taskId);
+      setImmediate(() => this.drain());
+      const parent = this.records.get(taskId) as TaskRecord;
+      const message = childrenMessage(parent.children ?? {});
+      if (parent.status === 'working' && parent.statusMessage !== message) {
+        this.write(parent, { status: 'working', statusMessage: message });
+      }
+      const done = children.filter((child) => isTerminal(this.records.get(child.taskId)?.status ?? 'working')).length;
+      this.observer.observe({
+        type: 'parked',
+        task: factsOf(parent),
+        reason: 'children',
+        count: children.length,
+        done,
+      });
+    }).finally(() => this.waitingForChildren.delete(taskId));
+  }
+
   private async step<T>(taskId: string, name: string, run: () => Promise<T>): Promise<T> {
     const before = this.records.get(taskId);
     if (before?.steps && name in before.steps) return before.steps[name] as T;
@@ -673,10 +764,21 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private write(record: TaskRecord, change: TaskChange): TaskRecord {
     const next = applyChange(record, change, this.clock());
     this.records.set(next.taskId, next);
-    if (isTerminal(next.status)) this.endLife(next);
+    if (isTerminal(next.status)) {
+      this.endLife(next);
+      this.noteChildEnded(next);
+    }
     if (next.ttlMs !== record.ttlMs) this.scheduleExpiry(next);
     this.emit(next, record);
     return next;
+  }
+
+  /** A child ended: its parent's entry says so, and a waiting parent's count moves on. */
+  private noteChildEnded(child: TaskRecord): void {
+    if (!child.parent) return;
+    const parent = this.records.get(child.parent.taskId);
+    const change = parent && childEndedChange(parent, child);
+    if (parent && change) this.write(parent, change);
   }
 
   private emit(record: TaskRecord, previous?: TaskRecord): void {

@@ -64,3 +64,8 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly build: { readonly input: z.input<typeof BuildInput>; readonly output: z.output<typeof BuildOutput> };
+};

@@ -63,3 +63,9 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly download: { readonly input: z.input<typeof DownloadInput>; readonly output: z.output<typeof DownloadOutput> };
+  readonly release_notes: { readonly input: z.input<typeof ReleaseNotesInput>; readonly output: z.output<typeof ReleaseNotesOutput> };
+};

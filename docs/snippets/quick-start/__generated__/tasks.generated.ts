@@ -41,3 +41,8 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly count_primes: { readonly input: z.input<typeof CountPrimesInput>; readonly output: z.output<typeof CountPrimesOutput> };
+};

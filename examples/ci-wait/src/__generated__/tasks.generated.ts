@@ -97,3 +97,8 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly run_pipeline: { readonly input: z.input<typeof RunPipelineInput>; readonly output: z.output<typeof RunPipelineOutput> };
+};

@@ -587,3 +587,33 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly ask_in_turn: { readonly input: z.input<typeof AskInTurnInput>; readonly output: string };
+  readonly confirm_delete: { readonly input: z.input<typeof ConfirmDeleteInput>; readonly output: string };
+  readonly counted_step: { readonly input: z.input<typeof CountedStepInput>; readonly output: z.output<typeof CountedStepOutput> };
+  readonly failing_job: { readonly input: z.input<typeof FailingJobInput>; readonly output: string };
+  readonly greet: { readonly input: z.input<typeof GreetInput>; readonly output: string };
+  readonly multi_input: { readonly input: z.input<typeof MultiInputInput>; readonly output: string };
+  readonly one_at_a_time: { readonly input: z.input<typeof OneAtATimeInput>; readonly output: z.output<typeof OneAtATimeOutput> };
+  readonly protocol_error_job: { readonly input: z.input<typeof ProtocolErrorJobInput>; readonly output: string };
+  readonly slow_compute: { readonly input: z.input<typeof SlowComputeInput>; readonly output: string };
+  readonly test_audio_content: { readonly input: z.input<typeof TestAudioContentInput>; readonly output: Readonly<Record<string, unknown>> };
+  readonly test_elicitation: { readonly input: z.input<typeof TestElicitationInput>; readonly output: string };
+  readonly test_elicitation_sep1034_defaults: { readonly input: z.input<typeof TestElicitationSep1034DefaultsInput>; readonly output: string };
+  readonly test_embedded_resource: { readonly input: z.input<typeof TestEmbeddedResourceInput>; readonly output: Readonly<Record<string, unknown>> };
+  readonly test_error_handling: { readonly input: z.input<typeof TestErrorHandlingInput>; readonly output: string };
+  readonly test_image_content: { readonly input: z.input<typeof TestImageContentInput>; readonly output: Readonly<Record<string, unknown>> };
+  readonly test_input_required_result_elicitation: { readonly input: z.input<typeof TestInputRequiredResultElicitationInput>; readonly output: string };
+  readonly test_input_required_result_multi_round: { readonly input: z.input<typeof TestInputRequiredResultMultiRoundInput>; readonly output: string };
+  readonly test_input_required_result_request_state: { readonly input: z.input<typeof TestInputRequiredResultRequestStateInput>; readonly output: string };
+  readonly test_input_required_result_tampered_state: { readonly input: z.input<typeof TestInputRequiredResultTamperedStateInput>; readonly output: string };
+  readonly test_logging_tool: { readonly input: z.input<typeof TestLoggingToolInput>; readonly output: string };
+  readonly test_multiple_content_types: { readonly input: z.input<typeof TestMultipleContentTypesInput>; readonly output: Readonly<Record<string, unknown>> };
+  readonly test_simple_text: { readonly input: z.input<typeof TestSimpleTextInput>; readonly output: string };
+  readonly test_streaming_elicitation: { readonly input: z.input<typeof TestStreamingElicitationInput>; readonly output: string };
+  readonly test_tool_with_logging: { readonly input: z.input<typeof TestToolWithLoggingInput>; readonly output: string };
+  readonly test_tool_with_progress: { readonly input: z.input<typeof TestToolWithProgressInput>; readonly output: string };
+  readonly test_tool_with_task: { readonly input: z.input<typeof TestToolWithTaskInput>; readonly output: string };
+};

@@ -7,6 +7,12 @@ import { defineTaskManifest, defineTaskTool } from 'mcp-task-server/manifest';
 import { z } from 'zod';
 import { Checksummer } from '../checksummer.js';
 
+export const FileSumSchema = z.object({ path: z.string(), sha256: z.string(), bytes: z.int() });
+
+export const BatchReportSchema = z.object({ sums: z.array(FileSumSchema) });
+
+export const BatchRequestSchema = z.object({ path: z.string(), files: z.array(z.string()).max(1000) });
+
 export const ChecksumReportSchema = z.object({
   path: z.string(),
   files: z.int(),
@@ -15,11 +21,11 @@ export const ChecksumReportSchema = z.object({
   digest: z.string(),
 });
 
-export const ChecksumRequestSchema = z.object({
-  path: z.string(),
-  parallel: z.int().min(1).max(16).default(4),
-  batchSize: z.int().min(1).max(1000).default(25),
-});
+export const ChecksumRequestSchema = z.object({ path: z.string(), batchSize: z.int().min(1).max(1000).default(25) });
+
+export const ChecksumBatchInput = BatchRequestSchema;
+
+export const ChecksumBatchOutput = BatchReportSchema;
 
 export const ChecksumTreeInput = ChecksumRequestSchema;
 
@@ -28,25 +34,65 @@ export const ChecksumTreeOutput = ChecksumReportSchema;
 export const taskManifest = defineTaskManifest({
   formatVersion: 1,
   tools: [
+    defineTaskTool<Checksummer, z.output<typeof ChecksumBatchInput>>({
+      name: 'checksum_batch',
+      title: 'Checksum a batch of files',
+      description: 'Hashes one batch of files (the child task `checksum_tree` starts per batch).',
+      taskSupport: 'required',
+      ttlMs: 3600000,
+      pollIntervalMs: 500,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'Directory the files are in, relative to the server\'s root.' },
+          files: {
+            type: 'array',
+            description: 'Files to hash, relative to `path`.',
+            items: { type: 'string' },
+            maxItems: 1000,
+          },
+        },
+        required: ['path', 'files'],
+      },
+      outputSchema: {
+        type: 'object',
+        properties: { sums: { type: 'array', items: { $ref: '#/$defs/FileSum' } } },
+        required: ['sums'],
+        additionalProperties: false,
+        $defs: {
+          FileSum: {
+            type: 'object',
+            properties: { path: { type: 'string' }, sha256: { type: 'string' }, bytes: { type: 'integer' } },
+            required: ['path', 'sha256', 'bytes'],
+            additionalProperties: false,
+          },
+        },
+      },
+      input: ChecksumBatchInput,
+      output: ChecksumBatchOutput,
+      result: 'structured',
+      target: { class: Checksummer, method: 'checksumBatch' },
+      source: 'src/checksummer.ts:96:9',
+      invoke: (target, args, ctx) => target.checksumBatch(args, ctx),
+    }),
     defineTaskTool<Checksummer, z.output<typeof ChecksumTreeInput>>({
       name: 'checksum_tree',
       title: 'Checksum a directory',
-      description: 'Checksums every file under a directory in parallel batches, reporting progress as a fraction.',
-      taskSupport: 'optional',
+      description: 'Checksums every file under a directory, one child task per batch of files.',
+      taskSupport: 'required',
       ttlMs: 3600000,
       pollIntervalMs: 500,
       inputSchema: {
         type: 'object',
         properties: {
           path: { type: 'string', description: 'Directory to checksum, relative to the server\'s root.' },
-          parallel: {
+          batchSize: {
             type: 'integer',
-            description: 'Batches hashed at the same time.',
+            description: 'Files per batch: each batch is a child task of its own, run by whichever worker is free.',
             minimum: 1,
-            maximum: 16,
-            default: 4,
+            maximum: 1000,
+            default: 25,
           },
-          batchSize: { type: 'integer', description: 'Files per batch.', minimum: 1, maximum: 1000, default: 25 },
         },
         required: ['path'],
       },
@@ -69,8 +115,14 @@ export const taskManifest = defineTaskManifest({
       output: ChecksumTreeOutput,
       result: 'structured',
       target: { class: Checksummer, method: 'checksumTree' },
-      source: 'src/checksummer.ts:55:9',
+      source: 'src/checksummer.ts:70:9',
       invoke: (target, args, ctx) => target.checksumTree(args, ctx),
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly checksum_batch: { readonly input: z.input<typeof ChecksumBatchInput>; readonly output: z.output<typeof ChecksumBatchOutput> };
+  readonly checksum_tree: { readonly input: z.input<typeof ChecksumTreeInput>; readonly output: z.output<typeof ChecksumTreeOutput> };
+};

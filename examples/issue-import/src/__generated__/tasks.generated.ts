@@ -97,3 +97,8 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly import_issues: { readonly input: z.input<typeof ImportIssuesInput>; readonly output: z.output<typeof ImportIssuesOutput> };
+};

@@ -217,3 +217,10 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly clean_build_outputs: { readonly input: z.input<typeof CleanBuildOutputsInput>; readonly output: z.output<typeof CleanBuildOutputsOutput> };
+  readonly list_directories: { readonly input: z.input<typeof ListDirectoriesInput>; readonly output: z.output<typeof ListDirectoriesOutput> };
+  readonly scan_repository: { readonly input: z.input<typeof ScanRepositoryInput>; readonly output: z.output<typeof ScanRepositoryOutput> };
+};

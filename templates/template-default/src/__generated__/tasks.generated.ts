@@ -94,3 +94,9 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly count_primes: { readonly input: z.input<typeof CountPrimesInput>; readonly output: z.output<typeof CountPrimesOutput> };
+  readonly is_prime: { readonly input: z.input<typeof IsPrimeInput>; readonly output: z.output<typeof IsPrimeOutput> };
+};

@@ -44,3 +44,8 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly brew: { readonly input: z.input<typeof BrewInput>; readonly output: z.output<typeof BrewOutput> };
+};

@@ -71,3 +71,8 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly count_lines: { readonly input: z.input<typeof CountLinesInput>; readonly output: z.output<typeof CountLinesOutput> };
+};

@@ -144,3 +144,11 @@ export const taskManifest = defineTaskManifest({
     }),
   ],
 });
+
+/** Each tool's arguments and result by name: `TaskContext<Questions, TaskTools>` types `ctx.spawn` with it. */
+export type TaskTools = {
+  readonly hold_job: { readonly input: z.input<typeof HoldJobInput>; readonly output: z.output<typeof HoldJobOutput> };
+  readonly hold_then_ask: { readonly input: z.input<typeof HoldThenAskInput>; readonly output: string };
+  readonly quick_sum: { readonly input: z.input<typeof QuickSumInput>; readonly output: string };
+  readonly triage_file: { readonly input: z.input<typeof TriageFileInput>; readonly output: string };
+};

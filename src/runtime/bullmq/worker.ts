@@ -531,8 +531,22 @@ export class TaskWorker {
           report: (update) => progress.report(update),
           ask: (key, pending) => this.ask(taskId, key, pending, run),
           step: (name, work) => this.step(taskId, name, work),
-          sleep: (key, durationMs) => this.sleep(job, key, durationMs, run),
-          callback: (key, request) => this.callback(taskId, key, request, run),
+          // Progress reported before a wait is written first: a write landing after the wait's
+          // note would bury it under a message of the run that has just parked.
+          sleep: async (key, durationMs) => {
+            await progress.flush();
+            return this.sleep(job, key, durationMs, run);
+          },
+          callback: async (key, request) => {
+            const hook = await this.callback(taskId, key, request, run);
+            return {
+              ...hook,
+              wait: async () => {
+                await progress.flush();
+                return hook.wait();
+              },
+            };
+          },
           spawn: (key, create) => {
             run.spawned = true;
             return this.spawn(taskId, key, create);

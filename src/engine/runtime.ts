@@ -130,6 +130,11 @@ export interface RuntimeStats {
   readonly queue?: Readonly<Record<string, number>>;
   /** Tasks that could start but wait, by `WaitReason` (`principal_share`, `version`). */
   readonly waiting?: Readonly<Record<string, number>>;
+  /**
+   * Parts of the store that did not answer (on a sharded runtime: shards whose Redis master is
+   * lost); the counts above leave them out.
+   */
+  readonly unavailableShards?: readonly string[];
 }
 
 /** Progress a running task reports: the message becomes `statusMessage`, numbers `progress`. */

@@ -143,10 +143,20 @@ return 1
 );
 
 /**
+ * A place taken under the quota whose record is not there yet is a create in flight for this
+ * long (far longer than a create's deadline); after it, a place with no record is one a crashed
+ * create left behind, and a reconcile drops it.
+ */
+const CREATE_GRACE_MS = 30_000;
+
+/**
  * The live-task quota of an app with several shards, on the owner's home shard (see keys.ts
- * `homeOf`). KEYS: the owner's live zset there. ARGV: task id, its expiry (ms, '' for never),
+ * `homeOf`). KEYS: the owner's live zset there, and the zset of places taken in the last
+ * `CREATE_GRACE_MS` (scored by when; a reconcile leaves those alone). ARGV: task id, its expiry (ms, '' for never),
  * limit. Drops members past their expiry, then adds the task unless the owner already has
- * `limit` members: 1 taken, -1 refused. The set lives as long as its longest-lived member.
+ * `limit` members: 1 taken, -1 refused, 0 the id holds a place already (a create of a task id
+ * that exists: the insert refuses it, and the place stays the first task's). The set lives as
+ * long as its longest-lived member.
  */
 const TAKE_LIVE = new LuaScript(
   'mcpTaskTakeLive',
@@ -154,7 +164,11 @@ const TAKE_LIVE = new LuaScript(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return -1 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ${CREATE_GRACE_MS})
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ${CREATE_GRACE_MS})
 local ttl = redis.call('PTTL', KEYS[1])
 redis.call('ZADD', KEYS[1], ARGV[2] == '' and '+inf' or ARGV[2], ARGV[1])
 if ARGV[2] == '' then
@@ -167,8 +181,8 @@ return 1
 );
 
 /**
- * The reconcile's look at one shard. KEYS: record hashes of that shard. Returns the positions
- * (1-based) of those whose record is gone or has ended: their tasks no longer count.
+ * The reconcile's look at one shard. KEYS: record hashes of that shard. Returns, for those
+ * whose record is gone or has ended, `{ position (1-based), 1 ended / 0 gone }`.
  */
 const ENDED_OR_GONE = new LuaScript(
   'mcpTaskEndedOrGone',
@@ -177,10 +191,10 @@ local dead = {}
 for index, key in ipairs(KEYS) do
   local json = redis.call('HGET', key, 'record')
   if not json then
-    dead[#dead + 1] = index
+    dead[#dead + 1] = { index, 0 }
   else
     local status = cjson.decode(json).status
-    if status == 'completed' or status == 'failed' or status == 'cancelled' then dead[#dead + 1] = index end
+    if status == 'completed' or status == 'failed' or status == 'cancelled' then dead[#dead + 1] = { index, 1 } end
   end
 end
 return dead
@@ -259,11 +273,12 @@ export class RedisTaskStore {
     const take = () =>
       TAKE_LIVE.run(
         this.client,
-        [home.live(record.owner)],
+        [home.live(record.owner), takenKey(home, record.owner)],
         [record.taskId, expiryArgument(expiresAt(record)), maxLiveForOwner],
       );
+    let taken: unknown;
     try {
-      let taken = await take();
+      taken = await take();
       if (taken === -1 && (await this.reconcileLive(record.owner)) > 0) taken = await take();
       if (taken === -1) {
         throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
@@ -276,7 +291,7 @@ export class RedisTaskStore {
         { cause: error },
       );
     }
-    return { max: maxLiveForOwner, taken: home };
+    return taken === 1 ? { max: maxLiveForOwner, taken: home } : { max: maxLiveForOwner };
   }
 
   /**
@@ -292,23 +307,28 @@ export class RedisTaskStore {
    * Drops from the owner's live set on its home shard the tasks that ended or whose record is
    * gone (a release lost with a crash or a lost master; a create that died between taking its
    * place and storing its record), reading each task's record on its own shard. Returns how
-   * many it dropped. A create between the two steps of another may be dropped too, so the quota
-   * can overshoot by the creates in flight during a reconcile, no more. Run on a refusal (cost:
-   * the owner's live ids, at most the quota, read once), one at a time per owner and process.
+   * many it dropped. A place with no record taken less than `CREATE_GRACE_MS` ago is a create
+   * in flight and stays; a create slower than that (none is: its deadline is seconds) could be
+   * dropped and overshoot the quota by itself. Run on a refusal (cost: the owner's live ids, at
+   * most the quota, read once), one at a time per owner and process.
    */
   async reconcileLive(owner: string | null): Promise<number> {
     const home = this.names.homeOf(owner);
     const key = home.live(owner);
     let running = this.reconciling.get(key);
     if (!running) {
-      running = this.reconcileNow(key).finally(() => this.reconciling.delete(key));
+      running = this.reconcileNow(key, takenKey(home, owner)).finally(() => this.reconciling.delete(key));
       this.reconciling.set(key, running);
     }
     return running;
   }
 
-  private async reconcileNow(key: string): Promise<number> {
-    const ids = await this.client.zrange(key, '0', '-1');
+  private async reconcileNow(key: string, taken: string): Promise<number> {
+    const [ids, young] = await Promise.all([
+      this.client.zrange(key, '0', '-1'),
+      this.client.zrangebyscore(taken, Date.now() - CREATE_GRACE_MS, '+inf'),
+    ]);
+    const inFlight = new Set(young);
     const byShard = new Map<ShardNames, string[]>();
     for (const taskId of ids) {
       const shard = this.names.shardOf(taskId);
@@ -324,12 +344,16 @@ export class RedisTaskStore {
           batches.push(shardIds.slice(from, from + RECONCILE_BATCH));
         }
         return batches.map(async (batch) => {
-          const positions = (await ENDED_OR_GONE.run(
+          const replies = (await ENDED_OR_GONE.run(
             this.client,
             batch.map((taskId) => shard.record(taskId)),
             [],
-          )) as number[];
-          for (const position of positions) dead.push(batch[position - 1] as string);
+          )) as [number, number][];
+          for (const [position, ended] of replies) {
+            const taskId = batch[position - 1] as string;
+            // No record yet, its place taken just now: a create in flight, which keeps it.
+            if (ended === 1 || !inFlight.has(taskId)) dead.push(taskId);
+          }
         });
       }),
     );
@@ -646,6 +670,11 @@ function checkInserted(inserted: unknown, record: TaskRecord, quota: LiveRoom | 
 function compareListOrder(a: TaskRecord, b: TaskRecord): number {
   if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
   return a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0;
+}
+
+/** The places under `owner`'s quota taken in the last `CREATE_GRACE_MS`, next to its live set (same slot). */
+function takenKey(home: ShardNames, owner: string | null): string {
+  return `${home.live(owner)}:taken`;
 }
 
 function errorText(error: unknown): string {

@@ -23,6 +23,7 @@ import {
   asUnavailable,
   closeClient,
   createRedisClient,
+  pingAnyMaster,
   type RedisClient,
   type RedisConnection,
   whenReady,
@@ -309,16 +310,7 @@ export class BullmqTaskRuntime implements TaskRuntime {
    * still work.
    */
   async checkReady(): Promise<void> {
-    await this.guard('check Redis', async () => {
-      const client = this.client;
-      if (!('nodes' in client) || typeof client.nodes !== 'function') {
-        await client.ping();
-        return;
-      }
-      const masters = client.nodes('master');
-      if (masters.length === 0) await client.ping();
-      else await Promise.any(masters.map((node) => node.ping()));
-    });
+    await this.guard('check Redis', () => pingAnyMaster(this.client));
   }
 
   /**

@@ -29,7 +29,14 @@ import {
 import { createConsoleLogger } from '../../observe/log.js';
 import type { Logger } from '../../observe/logger.js';
 import { limitRepeats } from '../../observe/repeat-limiter.js';
-import { closeClient, createRedisClient, type RedisClient, type RedisConnection, withDeadline } from './connection.js';
+import {
+  closeClient,
+  createRedisClient,
+  pingAnyMaster,
+  type RedisClient,
+  type RedisConnection,
+  withDeadline,
+} from './connection.js';
 import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
@@ -279,7 +286,7 @@ export class TaskWorker {
     if (this.closing) throw new Error('the worker is shutting down');
     await withDeadline('check Redis', 800, async () => {
       await this.started;
-      await this.client.ping();
+      await pingAnyMaster(this.client);
     });
   }
 

@@ -59,8 +59,11 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
           'yes',
           '--cluster-config-file',
           `nodes-${port}.conf`,
+          // Pub/sub crosses the cluster bus, and a node drops a bus link (and the messages on
+          // it) when no pong came for half this long. A second was shorter than a starved
+          // process on a loaded machine stalls, and a lost record event left a waiter hanging.
           '--cluster-node-timeout',
-          '1000',
+          '10000',
           '--cluster-require-full-coverage',
           'no',
         ]),
@@ -73,7 +76,7 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
       { encoding: 'utf8', timeout: 30_000 },
     );
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
-    await Promise.all(ports.map((port) => untilClusterOk(port)));
+    await Promise.all(ports.map((port) => untilClusterOk(port, masters)));
   } catch (error) {
     for (const child of processes.values()) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -215,15 +218,23 @@ async function untilAnswers(port: number): Promise<void> {
   }
 }
 
-async function untilClusterOk(port: number): Promise<void> {
+/**
+ * Until the node says the cluster is ok and has a bus link up to each of the other `masters`:
+ * before that, a message published on another node may not reach its subscribers.
+ */
+async function untilClusterOk(port: number, masters: number): Promise<void> {
   const client = new Redis(port, HOST, { maxRetriesPerRequest: 1 });
   try {
-    for (let attempt = 0; attempt < 200; attempt++) {
+    for (let attempt = 0; attempt < 400; attempt++) {
       const info = String(await client.call('CLUSTER', 'INFO'));
-      if (info.includes('cluster_state:ok')) return;
+      const nodes = String(await client.call('CLUSTER', 'NODES'))
+        .split('\n')
+        .filter((line) => line.trim() !== '');
+      const linked = nodes.filter((line) => line.includes('myself') || / connected( |$)/.test(line)).length;
+      if (info.includes('cluster_state:ok') && nodes.length === masters && linked === masters) return;
       await sleep(50);
     }
-    throw new Error(`the cluster node on port ${port} never reported cluster_state:ok`);
+    throw new Error(`the cluster node on port ${port} never reported cluster_state:ok with every bus link up`);
   } finally {
     client.disconnect();
   }

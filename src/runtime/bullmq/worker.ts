@@ -129,8 +129,10 @@ export const DEFAULT_STALLED_INTERVAL_MS = 3000;
  * Longest a worker waits for Redis in a step that may touch another shard than the job's (the
  * owner's home for fair shares, every shard for the version scan). The worker's connection
  * waits out outages, so without it a lost master would hold slots of jobs on healthy shards.
+ * Generous, so that a loaded process (whose timers fire before it reads replies that came
+ * meanwhile) does not take a slow answer for a lost master.
  */
-const CROSS_SHARD_DEADLINE_MS = 3000;
+const CROSS_SHARD_DEADLINE_MS = 10_000;
 /** An orphan's first look again; each next one waits twice as long. */
 const ORPHAN_FIRST_LOOK_MS = 50;
 /** Default of `orphanWaitMs`. */

@@ -279,7 +279,12 @@ export class RedisTaskStore {
     let taken: unknown;
     try {
       taken = await take();
-      if (taken === -1 && (await this.reconcileLive(record.owner)) > 0) taken = await take();
+      if (taken === -1) {
+        // Always once more, even when the reconcile dropped nothing: a release may have landed
+        // between the refusal and the reconcile's read.
+        await this.reconcileLive(record.owner);
+        taken = await take();
+      }
       if (taken === -1) {
         throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
       }

@@ -69,7 +69,7 @@ async function underLoad(runtime: BullmqTaskRuntime, shard: number, kill: () => 
 }
 
 async function clusterOutages(): Promise<Outage[]> {
-  const cluster = await startLocalCluster(3, { replicas: 1, serverArgs: AOF });
+  const cluster = await startLocalCluster(3, { replicas: 1, serverArgs: AOF, nodeTimeoutMs: 1000 });
   const prefix = uniquePrefix('failover');
   const runtime = new BullmqTaskRuntime({ connection: cluster.connection, prefix, shards: 3, logger: silentLogger });
   const worker = new TaskWorker({

@@ -183,6 +183,18 @@ export type LifecycleEvent =
       /** Why it failed: the thrown message or the timeout, never the arguments. */
       readonly reason: string;
     }
+  /**
+   * A worker took the task's job but found no record for it, looked again with back-off for
+   * `waitedMs` (its write may still have been in flight), and then failed the job: nothing of
+   * the task is left to run or to report to.
+   */
+  | {
+      readonly type: 'orphaned';
+      readonly task: TaskFacts;
+      readonly waitedMs: number;
+      /** Why the job failed, as its failed reason in the queue says. */
+      readonly reason: string;
+    }
   /** An attempt reached the tool's `timeoutMs`: its signal is aborted, and it is abandoned after a grace. */
   | {
       readonly type: 'timed_out';

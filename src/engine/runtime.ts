@@ -170,6 +170,11 @@ export interface RuntimeStats {
    * (the `mcp_task_parked_tasks{reason}` gauge); a runtime counts the reasons it can.
    */
   readonly parked?: Readonly<Record<string, number>>;
+  /**
+   * Parts of the store that did not answer (on a sharded runtime: shards whose Redis master is
+   * lost); the counts above leave them out.
+   */
+  readonly unavailableShards?: readonly string[];
 }
 
 /** Progress a running task reports: the message becomes `statusMessage`, numbers `progress`. */

@@ -276,6 +276,12 @@ function describe(event: LifecycleEvent): {
         message: `task attempt ${event.attempt} of ${event.attempts} failed; retrying`,
         data: { attempt: event.attempt, attempts: event.attempts, delayMs: event.delayMs, reason: event.reason },
       };
+    case 'orphaned':
+      return {
+        level: 'error',
+        message: `task job failed: no record found after ${event.waitedMs} ms`,
+        data: { waitedMs: event.waitedMs, reason: event.reason },
+      };
     case 'timed_out':
       return {
         level: 'warn',

@@ -53,6 +53,7 @@ export class TaskMetrics implements TaskObserver {
   private readonly outputInvalid: Counter<'tool'>;
   private readonly retries: Counter<'tool'>;
   private readonly timeouts: Counter<'tool'>;
+  private readonly orphans: Counter<'tool'>;
   private readonly duration: Histogram<'tool' | 'outcome'>;
   private readonly queueWait: Histogram<'tool'>;
   private readonly httpRequests: Counter<'method' | 'status'>;
@@ -92,6 +93,11 @@ export class TaskMetrics implements TaskObserver {
     this.timeouts = counter('mcp_task_timeouts_total', 'Attempts that reached the tool’s timeoutMs, by tool.', [
       'tool',
     ]);
+    this.orphans = counter(
+      'mcp_task_orphan_jobs_total',
+      'Jobs a worker failed because their task record never appeared (see the orphaned log line), by tool.',
+      ['tool'],
+    );
     this.duration = new Histogram({
       name: 'mcp_task_duration_seconds',
       help: 'From task creation to the end of its work, by tool and outcome.',
@@ -266,6 +272,9 @@ export class TaskMetrics implements TaskObserver {
         return;
       case 'timed_out':
         this.timeouts.inc({ tool });
+        return;
+      case 'orphaned':
+        this.orphans.inc({ tool });
         return;
       default:
         return;

@@ -49,8 +49,14 @@ describeWithRedis('bullmq runtime storage', () => {
     return runtime;
   }
 
-  function startWorker(executor: TaskExecutor): TaskWorker {
-    const worker = new TaskWorker({ connection: REDIS_URL, prefix, executor, logger: quietLogger });
+  function startWorker(executor: TaskExecutor, orphanWaitMs?: number): TaskWorker {
+    const worker = new TaskWorker({
+      connection: REDIS_URL,
+      prefix,
+      executor,
+      logger: quietLogger,
+      ...(orphanWaitMs !== undefined && { orphanWaitMs }),
+    });
     closers.push(() => worker.close());
     return worker;
   }
@@ -124,19 +130,19 @@ describeWithRedis('bullmq runtime storage', () => {
     expect(executor.ran).toEqual([other.taskId]);
   });
 
-  it('skips a job whose record is missing (its creation died half-way, or it expired in the queue)', async () => {
+  it('runs nothing for a job whose record is missing (its creation died half-way), and fails it as an orphan', async () => {
     const runtime = startRuntime();
     const queue = new Queue(runtime.names.shards[0]!.queue, { connection: { url: REDIS_URL }, prefix });
     closers.push(() => queue.close());
     await queue.add('t', { tool: 't' }, { jobId: 'orphan-job' });
     const executor = new CountingExecutor();
-    await startWorker(executor).started;
+    await startWorker(executor, 300).started;
     const task = await runtime.create(newRecord({}));
     await waitForRecord(runtime, task.taskId, (record) => record.status === 'completed');
     expect(executor.ran).toEqual([task.taskId]);
-    // Taken and finished without running anything (this job kept BullMQ's default retention).
+    // Looked for its record a while, then failed (this job kept BullMQ's default retention).
     // It runs beside the task, and reads its record where the task starts from its snapshot.
-    await vi.waitFor(async () => expect(await queue.getJobState('orphan-job')).toBe('completed'));
+    await vi.waitFor(async () => expect(await queue.getJobState('orphan-job')).toBe('failed'), { timeout: 5000 });
     expect(executor.ran).toEqual([task.taskId]);
   });
 

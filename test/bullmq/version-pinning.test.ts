@@ -86,7 +86,8 @@ describeWithRedis('bullmq version pinning across processes', () => {
     expect(current.reports.filter((r) => r.event === 'waiting' && r.taskId === task.taskId)).toEqual([
       { event: 'waiting', taskId: task.taskId, reason: 'version' },
     ]);
-    expect((await runtime.stats()).waiting?.version).toBe(1);
+    // The worker notes the wait in the record (and tells) just before it joins the wait set.
+    await expect.poll(async () => (await runtime.stats()).waiting?.version).toBe(1);
 
     // The wait holds no slot: another principal's fresh task runs on the version-4 worker, takes
     // its version, and the waiting task's message says nothing of it (nor it of the waiting task).

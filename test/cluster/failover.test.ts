@@ -32,7 +32,7 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
   let closers: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
-    cluster = await startLocalCluster(3, { replicas: 1, serverArgs: AOF });
+    cluster = await startLocalCluster(3, { replicas: 1, serverArgs: AOF, nodeTimeoutMs: 1000 });
   }, 60_000);
 
   afterEach(async () => {

@@ -53,6 +53,11 @@ export interface LocalClusterOptions {
   readonly replicas?: number;
   /** Extra `redis-server` arguments for every node, such as `--appendonly yes`. */
   readonly serverArgs?: readonly string[];
+  /**
+   * `cluster-node-timeout` (default 10 s, for steady pub/sub on a loaded machine); failover
+   * tests set it low, since a replica takes over only after it.
+   */
+  readonly nodeTimeoutMs?: number;
 }
 
 export async function startLocalCluster(masters = 3, options: LocalClusterOptions = {}): Promise<LocalCluster> {
@@ -71,8 +76,11 @@ export async function startLocalCluster(masters = 3, options: LocalClusterOption
           'yes',
           '--cluster-config-file',
           `nodes-${port}.conf`,
+          // Pub/sub crosses the cluster bus, and a node drops a bus link (and the messages on
+          // it) when no pong came for half this long. A second was shorter than a starved
+          // process on a loaded machine stalls, and a lost record event left a waiter hanging.
           '--cluster-node-timeout',
-          '1000',
+          String(options.nodeTimeoutMs ?? 10_000),
           '--cluster-require-full-coverage',
           'no',
           ...(options.serverArgs ?? []),
@@ -93,7 +101,7 @@ export async function startLocalCluster(masters = 3, options: LocalClusterOption
       { encoding: 'utf8', timeout: 30_000 },
     );
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
-    await Promise.all(ports.map((port) => untilClusterOk(port)));
+    await Promise.all(ports.map((port) => untilClusterOk(port, ports.length)));
     if (replicas > 0) await untilReplicated(ports, masters, replicas);
   } catch (error) {
     for (const child of processes.values()) child.kill('SIGKILL');
@@ -268,15 +276,23 @@ export async function untilAnswers(port: number): Promise<void> {
   }
 }
 
-async function untilClusterOk(port: number): Promise<void> {
+/**
+ * Until the node says the cluster is ok and has a bus link up to each of the other `masters`:
+ * before that, a message published on another node may not reach its subscribers.
+ */
+async function untilClusterOk(port: number, nodeCount: number): Promise<void> {
   const client = new Redis(port, HOST, { maxRetriesPerRequest: 1 });
   try {
-    for (let attempt = 0; attempt < 200; attempt++) {
+    for (let attempt = 0; attempt < 400; attempt++) {
       const info = String(await client.call('CLUSTER', 'INFO'));
-      if (info.includes('cluster_state:ok')) return;
+      const nodes = String(await client.call('CLUSTER', 'NODES'))
+        .split('\n')
+        .filter((line) => line.trim() !== '');
+      const linked = nodes.filter((line) => line.includes('myself') || / connected( |$)/.test(line)).length;
+      if (info.includes('cluster_state:ok') && nodes.length === nodeCount && linked === nodeCount) return;
       await sleep(50);
     }
-    throw new Error(`the cluster node on port ${port} never reported cluster_state:ok`);
+    throw new Error(`the cluster node on port ${port} never reported cluster_state:ok with every bus link up`);
   } finally {
     client.disconnect();
   }

@@ -293,6 +293,16 @@ export function asUnavailable(error: unknown, what: string): TaskError {
   });
 }
 
+/**
+ * PING: on a cluster, every master is asked and the first answer wins, so one lost master
+ * (which costs its own shards only) never makes a process look unready.
+ */
+export async function pingAnyMaster(client: RedisClient): Promise<void> {
+  const masters = 'nodes' in client && typeof client.nodes === 'function' ? client.nodes('master') : [];
+  if (masters.length === 0) await client.ping();
+  else await Promise.any(masters.map((node) => node.ping()));
+}
+
 /** Closes a client politely, or drops it if Redis is not there to say goodbye to. */
 export async function closeClient(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;

@@ -8,7 +8,7 @@
  */
 import type { JobsOptions, Queue } from 'bullmq';
 import type { ParkReason } from '../../engine/lifecycle.js';
-import type { TaskRecord } from '../../engine/task.js';
+import { expiresAt, type TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import type { RedisClient } from './connection.js';
 import type { ShardNames } from './keys.js';
@@ -38,6 +38,11 @@ export interface TaskJobData {
   readonly parked?: ParkedJob;
   /** The job went to waiting-children for the task's children; its next run tells it woke. */
   readonly childWait?: boolean;
+  /**
+   * When the task's record expires (ms since the epoch), kept once the snapshot is dropped: a
+   * job that wakes after it and finds no record knows its task expired (not an orphan).
+   */
+  readonly expiresAt?: number;
 }
 
 /** Why and until when a job is parked (see `TaskJobData.parked`). */
@@ -64,10 +69,11 @@ export function shareOf(record: Pick<TaskRecord, 'owner'>, limit: number): JobSh
   return { owner: record.owner, limit };
 }
 
-/** The same data without the snapshot: the job's next run reads the record. */
+/** The same data without the snapshot (its expiry kept): the job's next run reads the record. */
 export function withoutStart(data: TaskJobData): TaskJobData {
-  const { start: _dropped, ...rest } = data;
-  return rest;
+  const { start, ...rest } = data;
+  const expiry = start && expiresAt(start);
+  return expiry !== undefined && Number.isFinite(expiry) ? { ...rest, expiresAt: expiry } : rest;
 }
 
 /** The data a cancel puts in a job it cannot remove yet (see record-store.ts), as JSON. */

@@ -31,9 +31,11 @@ export interface ShardNames {
   /** The same ids scored by expiry, so dead entries are pruned by score on every insert. */
   ownerExpiries(owner: string): string;
   /**
-   * Sorted set of an owner's (anonymous: `null`) unfinished task ids, scored by their expiry:
-   * the live-task quota counts it. An anonymous task with a `liveBudget` (its address's) counts
-   * in that budget's set instead.
+   * Sorted set of an owner's (anonymous: `null`) unfinished task ids, scored by their expiry.
+   * On the owner's home shard (`RuntimeNames.homeOf`) it holds every unfinished task of the
+   * owner, whatever its shard: the live-task quota counts it there. Elsewhere it holds the
+   * owner's unfinished tasks of this shard, and nothing counts it. An anonymous task with a
+   * `liveBudget` (its address's) counts in that budget's set instead.
    */
   live(owner: string | null, liveBudget?: string): string;
   /** BullMQ's hash of the task's job (the job id is the task id). */
@@ -63,6 +65,12 @@ export interface RuntimeNames {
   record(taskId: string): string;
   /** Shorthand for `shardOf(taskId).jobLock(taskId)`. */
   jobLock(taskId: string): string;
+  /**
+   * The owner's home shard: where its live-task quota and its fair share are kept, so that a
+   * create needs only the task's shard and the owner's home, never every shard. A pure
+   * function of the owner (anonymous callers share one home); the first shard on one shard.
+   */
+  homeOf(owner: string | null): ShardNames;
   /**
    * Pub/sub: every record write, as `{ record }` (the version before is not sent: nothing needs it). Channels are not keys: a script on
    * any shard may publish to them, and Redis Cluster delivers to subscribers on every node.
@@ -122,6 +130,9 @@ export function runtimeNames(
   );
   const channelBase = `${prefix}::${queue}`;
   const shardOf = (taskId: string): ShardNames => shards[shardIndexOf(taskId, shardCount)] as ShardNames;
+  // `o:` keeps a principal named like the anonymous home apart from it.
+  const homeOf = (owner: string | null): ShardNames =>
+    shards[owner === null ? 0 : shardIndexOf(`o:${owner}`, shardCount)] as ShardNames;
   return {
     prefix,
     queue,
@@ -129,11 +140,12 @@ export function runtimeNames(
     shardOf,
     record: (taskId) => shardOf(taskId).record(taskId),
     jobLock: (taskId) => shardOf(taskId).jobLock(taskId),
+    homeOf,
     eventsChannel: `${channelBase}:events`,
     cancelChannel: `${channelBase}:cancel`,
     answersChannel: `${channelBase}:answers`,
-    shares: shareNames(prefix, queue),
-    versionWaits: versionWaitNames(prefix, queue),
+    shares: shareNames(prefix, queue, shards, homeOf),
+    versionWaits: versionWaitNames(prefix, queue, shards, shardOf),
     slotLeases: (cap, holder) => {
       // A digest, not the holder itself: a principal is the client's text, of any length and any braces.
       const tag = createHash('sha256').update(holder).digest('base64url').slice(0, 22);
@@ -146,49 +158,78 @@ export function runtimeNames(
 
 /**
  * The keys of fair shares between principals. A principal's tasks are spread over every shard,
- * so these keys have a hash tag of their own (`{tasks.shares}`): one script touches a
- * principal's running set and waiting line together wherever its tasks' jobs live.
+ * so its share keys live apart from them, in one slot: one script touches a principal's running
+ * set and waiting line together wherever its tasks' jobs live. On one shard that slot is
+ * `{tasks.shares}`; on several it is the owner's home shard (`RuntimeNames.homeOf`), so a lost
+ * master stops the shares of the principals homed there only.
  */
 export interface ShareNames {
   /** Sorted set of the owner's running task ids, scored by when their lease runs out. */
   running(owner: string | null): string;
   /** Sorted set of the owner's task ids waiting for its share, scored by creation (first come first). */
   waiting(owner: string | null): string;
-  /** Sorted set of every task id waiting for a share, scored by when it last waited (for the gauge). */
-  readonly waitingAll: string;
+  /**
+   * Sorted set of every task id waiting for a share, scored by when it last waited (for the
+   * gauge): the one in the slot of `owner`'s keys.
+   */
+  waitingAll(owner: string | null): string;
+  /** Every `waitingAll` set of the app (one per home shard), for counting. */
+  readonly waitingAllKeys: readonly string[];
 }
 
-function shareNames(prefix: string, queue: string): ShareNames {
-  const base = `${prefix}::{${queue}.shares}`;
+function shareNames(
+  prefix: string,
+  queue: string,
+  shards: readonly ShardNames[],
+  homeOf: (owner: string | null) => ShardNames,
+): ShareNames {
+  const baseOf =
+    shards.length === 1
+      ? () => `${prefix}::{${queue}.shares}`
+      : (owner: string | null) => `${prefix}::${homeOf(owner).queue}:shares`;
   // Anonymous callers share one share; `o:` keeps a principal named "anonymous" apart from them.
   const ownerPart = (owner: string | null) => (owner === null ? 'anonymous' : `o:${owner}`);
   return {
-    running: (owner) => `${base}:running:${ownerPart(owner)}`,
-    waiting: (owner) => `${base}:waiting:${ownerPart(owner)}`,
-    waitingAll: `${base}:waiting-all`,
+    running: (owner) => `${baseOf(owner)}:running:${ownerPart(owner)}`,
+    waiting: (owner) => `${baseOf(owner)}:waiting:${ownerPart(owner)}`,
+    waitingAll: (owner) => `${baseOf(owner)}:waiting-all`,
+    waitingAllKeys:
+      shards.length === 1
+        ? [`${prefix}::{${queue}.shares}:waiting-all`]
+        : shards.map((shard) => `${prefix}::${shard.queue}:shares:waiting-all`),
   };
 }
 
 /**
- * The keys of resumed tasks waiting for a worker with their tool's version, across every shard
- * (hash tag `{tasks.versions}`): a worker with that version finds them there and wakes them.
+ * The keys of resumed tasks waiting for a worker with their tool's version: a worker with that
+ * version finds them there and wakes them. On one shard they have a hash tag of their own
+ * (`{tasks.versions}`); on several, each shard keeps the waits of its own tasks (in its slot),
+ * so a lost master stops the waits of its shard only. `shard` is the 0-based shard index.
  */
 export interface VersionWaitNames {
-  /** Sorted set of the task ids waiting for `tool` at `version`, scored by when they last waited. */
-  waiting(tool: string, version: string): string;
-  /** Sorted set of every task id waiting for a version, scored by when it last waited (for the gauge). */
-  readonly waitingAll: string;
-  /** The version of the worker that just woke `taskId` to take it (short-lived). */
+  /** Sorted set of the shard's task ids waiting for `tool` at `version`, scored by when they last waited. */
+  waiting(shard: number, tool: string, version: string): string;
+  /** Sorted set of every task id of the shard waiting for a version, scored by when it last waited (for the gauge). */
+  waitingAll(shard: number): string;
+  /** The version of the worker that just woke `taskId` to take it (short-lived; on the task's shard). */
   claim(taskId: string): string;
 }
 
-function versionWaitNames(prefix: string, queue: string): VersionWaitNames {
-  const base = `${prefix}::{${queue}.versions}`;
+function versionWaitNames(
+  prefix: string,
+  queue: string,
+  shards: readonly ShardNames[],
+  shardOf: (taskId: string) => ShardNames,
+): VersionWaitNames {
+  const baseOf = (shard: number) =>
+    shards.length === 1
+      ? `${prefix}::{${queue}.versions}`
+      : `${prefix}::${(shards[shard] as ShardNames).queue}:versions`;
   // Tool names hold no `@` (see the generator's tool-name rule), so `tool@version` is unambiguous.
   return {
-    waiting: (tool, version) => `${base}:waiting:${tool}@${version}`,
-    waitingAll: `${base}:waiting-all`,
-    claim: (taskId) => `${base}:claim:${taskId}`,
+    waiting: (shard, tool, version) => `${baseOf(shard)}:waiting:${tool}@${version}`,
+    waitingAll: (shard) => `${baseOf(shard)}:waiting-all`,
+    claim: (taskId) => `${baseOf(shardOf(taskId).index)}:claim:${taskId}`,
   };
 }
 

@@ -206,16 +206,24 @@ export class PrincipalShares {
 
   private keysOf(owner: string | null): [string, string, string] {
     const shares = this.names.shares;
-    return [shares.running(owner), shares.waiting(owner), shares.waitingAll];
+    return [shares.running(owner), shares.waiting(owner), shares.waitingAll(owner)];
   }
 }
 
 /**
- * Tasks waiting for some principal's share, across the app. A waiter re-enters the count each
- * time it looks again, so an entry older than two looks is one whose job was removed.
+ * Tasks waiting for some principal's share, across the app, one count per home shard (in the
+ * order of `ShareNames.waitingAllKeys`): a count that failed (its master is lost) is its error. A
+ * waiter re-enters the count each time it looks again, so an entry older than two looks is one
+ * whose job was removed.
  */
-export async function countShareWaiters(client: RedisClient, names: RuntimeNames, now: number): Promise<number> {
-  return client.zcount(names.shares.waitingAll, now - 2 * SHARE_RECHECK_MS, '+inf');
+export function countShareWaiters(
+  client: RedisClient,
+  names: RuntimeNames,
+  now: number,
+): Promise<PromiseSettledResult<number>[]> {
+  return Promise.allSettled(
+    names.shares.waitingAllKeys.map((key) => client.zcount(key, now - 2 * SHARE_RECHECK_MS, '+inf')),
+  );
 }
 
 /** Promotes a delayed job; one that is not delayed (still leaving its worker, or already woken) is left alone. */

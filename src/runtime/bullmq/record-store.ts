@@ -143,6 +143,73 @@ const COMPARE_AND_SET = new LuaScript('mcpTaskCompareAndSet', COMPARE_AND_SET_SO
  */
 export const RECORD_SCRIPTS = { insert: INSERT_SOURCE, compareAndSet: COMPARE_AND_SET_SOURCE } as const;
 
+/**
+ * A place taken under the quota whose record is not there yet is a create in flight for this
+ * long (far longer than a create's deadline); after it, a place with no record is one a crashed
+ * create left behind, and a reconcile drops it.
+ */
+const CREATE_GRACE_MS = 30_000;
+
+/**
+ * The live-task quota of an app with several shards, on the owner's home shard (see keys.ts
+ * `homeOf`). KEYS: the owner's live zset there, and the zset of places taken in the last
+ * `CREATE_GRACE_MS` (scored by when; a reconcile leaves those alone). ARGV: task id, its expiry (ms, '' for never),
+ * limit. Drops members past their expiry, then adds the task unless the owner already has
+ * `limit` members: 1 taken, -1 refused, 0 the id holds a place already (a create of a task id
+ * that exists: the insert refuses it, and the place stays the first task's). The set lives as
+ * long as its longest-lived member.
+ */
+const TAKE_LIVE = new LuaScript(
+  'mcpTaskTakeLive',
+  `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return -1 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ${CREATE_GRACE_MS})
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ${CREATE_GRACE_MS})
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('ZADD', KEYS[1], ARGV[2] == '' and '+inf' or ARGV[2], ARGV[1])
+if ARGV[2] == '' then
+  redis.call('PERSIST', KEYS[1])
+elseif ttl == -2 or (ttl >= 0 and now + ttl < tonumber(ARGV[2])) then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+end
+return 1
+`,
+);
+
+/**
+ * The reconcile's look at one shard. KEYS: record hashes of that shard. Returns, for those
+ * whose record is gone or has ended, `{ position (1-based), 1 ended / 0 gone }`.
+ */
+const ENDED_OR_GONE = new LuaScript(
+  'mcpTaskEndedOrGone',
+  `
+local dead = {}
+for index, key in ipairs(KEYS) do
+  local json = redis.call('HGET', key, 'record')
+  if not json then
+    dead[#dead + 1] = { index, 0 }
+  else
+    local status = cjson.decode(json).status
+    if status == 'completed' or status == 'failed' or status == 'cancelled' then dead[#dead + 1] = { index, 1 } end
+  end
+end
+return dead
+`,
+);
+
+/** Record hashes one reconcile script reads at most. */
+const RECONCILE_BATCH = 200;
+/**
+ * Longest the release of a quota entry on the home shard is waited for: a worker's connection
+ * waits out outages, and a lost release only costs a slot until the next reconcile.
+ */
+const HOME_RELEASE_DEADLINE_MS = 2000;
+
 /** A write loses the race to another writer this often before we call it a bug. */
 const MAX_WRITE_CONFLICTS = 100;
 
@@ -167,10 +234,16 @@ export interface WriteResult extends StoredRecord {
 /** Decides the change from the freshest record; `undefined` leaves the record alone. */
 export type ChangeDecision = TaskChange | ((current: TaskRecord) => TaskChange | undefined);
 
-/** The live-task quota and the room left under it once the other shards are counted. */
+/**
+ * The live-task quota of a create: `max`, and either the room the insert script checks
+ * atomically (one shard: the owner's live set is on the task's shard) or, with several shards,
+ * the shard where `roomFor` already took the task's place (`taken`), which must be given back
+ * if the insert stores nothing.
+ */
 export interface LiveRoom {
   readonly max: number;
-  readonly room: number;
+  readonly room?: number;
+  readonly taken?: ShardNames;
 }
 
 export class RedisTaskStore {
@@ -179,24 +252,140 @@ export class RedisTaskStore {
     private readonly names: RuntimeNames,
     private readonly clock: () => number = Date.now,
   ) {
-    COMPARE_AND_SET.define(client);
+    for (const script of [COMPARE_AND_SET, TAKE_LIVE, ENDED_OR_GONE]) script.define(client);
   }
 
+  /** Reconciles in flight, by owner's live key: concurrent refusals share one. */
+  private readonly reconciling = new Map<string, Promise<number>>();
+
   /**
-   * The room the owner has left under `maxLiveForOwner` on the other shards than `record`'s
-   * (`undefined` without a quota); throws when there is none. Read before `insert`, never inside
-   * it: with several shards it is a round trip, and `insert` must send its script at once.
+   * The live-task quota for `record` (`undefined` without one); throws LIMIT_EXCEEDED when the
+   * owner has `maxLiveForOwner` unfinished tasks. On one shard this reads nothing: the insert
+   * script checks the owner's live set atomically. On several, the owner's live set is on its
+   * home shard (`homeOf`), and this takes the task's place there in one script before the insert
+   * is sent (the insert must be sent at once, and cannot touch another slot). A refusal first
+   * reconciles the set (drops tasks that ended or were never stored; see `reconcileLive`) and
+   * tries once more. Only the owner's home and the task's shard are needed, never every shard.
    */
   async roomFor(record: TaskRecord, maxLiveForOwner: number | undefined): Promise<LiveRoom | undefined> {
     if (maxLiveForOwner === undefined) return undefined;
-    // The insert script counts the record's shard atomically; the others' counts are read just
-    // before (a race between shards can overshoot by the creates in flight, no more).
-    const room =
-      maxLiveForOwner - (await this.liveElsewhere(record.owner, record.liveBudget, this.names.shardOf(record.taskId)));
-    if (room <= 0) {
-      throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
+    if (this.names.shards.length === 1) return { max: maxLiveForOwner, room: maxLiveForOwner };
+    const home = this.names.homeOf(record.owner);
+    const take = () =>
+      TAKE_LIVE.run(
+        this.client,
+        [home.live(record.owner, record.liveBudget), takenKey(home, record.owner, record.liveBudget)],
+        [record.taskId, expiryArgument(expiresAt(record)), maxLiveForOwner],
+      );
+    let taken: unknown;
+    try {
+      taken = await take();
+      if (taken === -1) {
+        // Always once more, even when the reconcile dropped nothing: a release may have landed
+        // between the refusal and the reconcile's read.
+        await this.reconcileLive(record.owner, record.liveBudget);
+        taken = await take();
+      }
+      if (taken === -1) {
+        throw new TaskError('LIMIT_EXCEEDED', `The owner already has ${maxLiveForOwner} unfinished tasks`);
+      }
+    } catch (error) {
+      if (error instanceof TaskError) throw error;
+      throw new TaskError(
+        'RUNTIME_UNAVAILABLE',
+        `The task store (Redis) failed while trying to count the caller's live tasks on its home shard ${home.queue} (where its live-task quota is kept): ${errorText(error)}`,
+        { cause: error },
+      );
     }
-    return { max: maxLiveForOwner, room };
+    return taken === 1 ? { max: maxLiveForOwner, taken: home } : { max: maxLiveForOwner };
+  }
+
+  /**
+   * Gives back the place `roomFor` took when the insert stored nothing (a duplicate id, a held
+   * idempotency claim, a failure); best effort, a place left behind goes at the next reconcile.
+   */
+  async releaseRoom(record: TaskRecord, quota: LiveRoom | undefined): Promise<void> {
+    if (!quota?.taken) return;
+    await this.releaseOnHome(quota.taken, record.owner, record.liveBudget, record.taskId);
+  }
+
+  /**
+   * Drops from the owner's live set on its home shard the tasks that ended or whose record is
+   * gone (a release lost with a crash or a lost master; a create that died between taking its
+   * place and storing its record), reading each task's record on its own shard. Returns how
+   * many it dropped. A place with no record taken less than `CREATE_GRACE_MS` ago is a create
+   * in flight and stays; a create slower than that (none is: its deadline is seconds) could be
+   * dropped and overshoot the quota by itself. Run on a refusal (cost: the owner's live ids, at
+   * most the quota, read once), one at a time per owner and process.
+   */
+  async reconcileLive(owner: string | null, liveBudget?: string): Promise<number> {
+    const home = this.names.homeOf(owner);
+    const key = home.live(owner, liveBudget);
+    let running = this.reconciling.get(key);
+    if (!running) {
+      running = this.reconcileNow(key, takenKey(home, owner, liveBudget)).finally(() => this.reconciling.delete(key));
+      this.reconciling.set(key, running);
+    }
+    return running;
+  }
+
+  private async reconcileNow(key: string, taken: string): Promise<number> {
+    const [ids, young] = await Promise.all([
+      this.client.zrange(key, '0', '-1'),
+      this.client.zrangebyscore(taken, Date.now() - CREATE_GRACE_MS, '+inf'),
+    ]);
+    const inFlight = new Set(young);
+    const byShard = new Map<ShardNames, string[]>();
+    for (const taskId of ids) {
+      const shard = this.names.shardOf(taskId);
+      const list = byShard.get(shard) ?? [];
+      list.push(taskId);
+      byShard.set(shard, list);
+    }
+    const dead: string[] = [];
+    await Promise.all(
+      [...byShard].flatMap(([shard, shardIds]) => {
+        const batches: string[][] = [];
+        for (let from = 0; from < shardIds.length; from += RECONCILE_BATCH) {
+          batches.push(shardIds.slice(from, from + RECONCILE_BATCH));
+        }
+        return batches.map(async (batch) => {
+          const replies = (await ENDED_OR_GONE.run(
+            this.client,
+            batch.map((taskId) => shard.record(taskId)),
+            [],
+          )) as [number, number][];
+          for (const [position, ended] of replies) {
+            const taskId = batch[position - 1] as string;
+            // No record yet, its place taken just now: a create in flight, which keeps it.
+            if (ended === 1 || !inFlight.has(taskId)) dead.push(taskId);
+          }
+        });
+      }),
+    );
+    if (dead.length > 0) await this.client.zrem(key, ...dead);
+    return dead.length;
+  }
+
+  /** Removes `taskId` from its owner's live set on the home shard `home`, within a bound. */
+  private async releaseOnHome(
+    home: ShardNames,
+    owner: string | null,
+    liveBudget: string | undefined,
+    taskId: string,
+  ): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, HOME_RELEASE_DEADLINE_MS);
+      timer.unref();
+    });
+    try {
+      await Promise.race([this.client.zrem(home.live(owner, liveBudget), taskId).then(() => undefined), bound]);
+    } catch {
+      // The home shard is lost or slow: the entry goes at the next reconcile (or its expiry).
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -248,17 +437,6 @@ export class RedisTaskStore {
     return (await this.client.get(this.names.shardOf(record.taskId).idempotency(claim.claim))) ?? undefined;
   }
 
-  /** The owner's unfinished tasks on every shard but `here` (none on a single shard). */
-  private async liveElsewhere(owner: string | null, liveBudget: string | undefined, here: ShardNames): Promise<number> {
-    const others = this.names.shards.filter((shard) => shard !== here);
-    if (others.length === 0) return 0;
-    const now = this.clock();
-    const counts = await Promise.all(
-      others.map((shard) => this.client.zcount(shard.live(owner, liveBudget), now, '+inf')),
-    );
-    return counts.reduce((sum, count) => sum + count, 0);
-  }
-
   /** Removes a record whose creation failed half-way. */
   async discard(record: TaskRecord): Promise<void> {
     const shard = this.names.shardOf(record.taskId);
@@ -270,7 +448,13 @@ export class RedisTaskStore {
       pipeline.zrem(shard.owner(record.owner), record.taskId);
       pipeline.zrem(shard.ownerExpiries(record.owner), record.taskId);
     }
-    await pipeline.exec();
+    const home = this.names.homeOf(record.owner);
+    await Promise.all([
+      pipeline.exec(),
+      home === shard || this.names.shards.length === 1
+        ? undefined
+        : this.releaseOnHome(home, record.owner, record.liveBudget, record.taskId),
+    ]);
   }
 
   async read(taskId: string): Promise<StoredRecord | undefined> {
@@ -348,8 +532,15 @@ export class RedisTaskStore {
       const keys = [shard.record(taskId), shard.live(next.owner, next.liveBudget), shard.job(taskId)];
       if (retention !== '' && next.owner !== null) keys.push(shard.owner(next.owner));
       const written = await write({ keys, args });
-      // The script increments the version by one on every write.
-      if (written === 1) return { record: next, version: String(Number(current.version) + 1), changed: true };
+      if (written === 1) {
+        // The task's place under its owner's quota: on the home shard, another slot than this
+        // script's (several shards only). Released after the end is written, so a failure here
+        // leaves a place the next reconcile drops, never a live task uncounted.
+        const home = ends ? this.names.homeOf(next.owner) : shard;
+        if (home !== shard) await this.releaseOnHome(home, next.owner, next.liveBudget, taskId);
+        // The script increments the version by one on every write.
+        return { record: next, version: String(Number(current.version) + 1), changed: true };
+      }
       if (written === 0) return undefined;
     }
     throw new Error(`Task ${taskId}: gave up after ${MAX_WRITE_CONFLICTS} conflicting writes`);
@@ -359,12 +550,24 @@ export class RedisTaskStore {
    * One page of `owner`'s tasks ordered by (createdAt, taskId), across every shard: each shard
    * gives its first `limit` after the position (in parallel), and the merge keeps the first
    * `limit` of all. The page is complete because no shard can hold one of the first `limit`
-   * overall beyond its own first `limit`.
+   * overall beyond its own first `limit`. A listing needs every shard: when one does not answer
+   * (its master is lost), it fails with RUNTIME_UNAVAILABLE naming the shards it could not read,
+   * rather than return a page (and a cursor past it) that leaves their tasks out unsaid.
    */
   async list(owner: string, limit: number, after?: ListPosition): Promise<ListPage> {
     const shards = this.names.shards;
     if (shards.length === 1) return this.listShard(shards[0] as ShardNames, owner, limit, after);
-    const pages = await Promise.all(shards.map((shard) => this.listShard(shard, owner, limit, after)));
+    const settled = await Promise.allSettled(shards.map((shard) => this.listShard(shard, owner, limit, after)));
+    const lost = settled.flatMap((result, index) =>
+      result.status === 'rejected' ? [`${shards[index]?.queue} (${errorText(result.reason)})`] : [],
+    );
+    if (lost.length > 0) {
+      throw new TaskError(
+        'RUNTIME_UNAVAILABLE',
+        `The task store (Redis) could not list tasks: ${lost.length} of ${shards.length} shards did not answer: ${lost.join(', ')}`,
+      );
+    }
+    const pages = settled.map((result) => (result as PromiseFulfilledResult<ListPage>).value);
     const merged = pages.flatMap((page) => page.records).sort(compareListOrder);
     const records = merged.slice(0, limit);
     const more = merged.length > limit || pages.some((page) => page.next !== undefined);
@@ -456,6 +659,15 @@ export function checkInserted(inserted: unknown, record: TaskRecord, quota: Live
 function compareListOrder(a: TaskRecord, b: TaskRecord): number {
   if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
   return a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0;
+}
+
+/** The places under `owner`'s quota taken in the last `CREATE_GRACE_MS`, next to its live set (same slot). */
+function takenKey(home: ShardNames, owner: string | null, liveBudget?: string): string {
+  return `${home.live(owner, liveBudget)}:taken`;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function expiryArgument(expiry: number): string | number {

@@ -24,8 +24,10 @@ import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger } from '../../observe/log.js';
 import type { Logger } from '../../observe/logger.js';
 import {
+  asUnavailable,
   closeClient,
   createRedisClient,
+  pingAnyMaster,
   type RedisClient,
   type RedisConnection,
   whenReady,
@@ -170,8 +172,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
     return this.guard(this.onShard('create a task', record.taskId), async (signal) => {
       const stored: TaskRecord = { ...record, statusMessage: record.statusMessage ?? QUEUED_MESSAGE };
       const claim = options.idempotency;
-      // With several shards the quota reads the other shards first (one round trip); inside
-      // `insert` it would let the job overtake the record.
+      // With several shards the quota is taken on the owner's home shard first (one round
+      // trip); inside `insert` it would let the job overtake the record.
       let room: LiveRoom | undefined;
       try {
         room = await this.store.roomFor(stored, options.maxLiveForOwner);
@@ -187,10 +189,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
       if (recordError !== undefined) {
         // A refused insert added no job; any other failure may have left one to remove.
         if (!isRefusal(recordError)) void this.undoCreate(stored);
+        else await this.store.releaseRoom(stored, room);
         throw recordError;
       }
       if (holder !== undefined) {
         // The claim is held: nothing was stored and the job insert behind was dropped.
+        await this.store.releaseRoom(stored, room);
         const existing = await this.readHolder(holder);
         if (existing) return existing;
         throw new TaskError('RUNTIME_UNAVAILABLE', 'The task holding this idempotency key ended as it was read; retry');
@@ -405,40 +409,67 @@ export class BullmqTaskRuntime implements TaskRuntime {
   }
 
   /**
-   * Redis answers a PING within the operation deadline. On a cluster, one node answering is
-   * enough: a master that is down makes its shards fail on their own, and pulling every server
-   * out of service for it would stop the shards that still work.
+   * Redis answers a PING within the operation deadline. On a cluster, one master answering is
+   * enough (each is asked, the first answer wins): a master that is down makes its shards fail
+   * on their own, and pulling every server out of service for it would stop the shards that
+   * still work.
    */
   async checkReady(): Promise<void> {
-    await this.guard('check Redis', async () => {
-      await this.client.ping();
-    });
+    await this.guard('check Redis', () => pingAnyMaster(this.client));
   }
 
   /**
    * The queues' own counts (three cheap Redis calls per shard), summed: waiting and active jobs
    * are `working` tasks; delayed jobs are tasks parked for answers or a sleep, or waiting for a
-   * retry. Parked tasks by reason are one ZCOUNT each (see parked-tasks.ts).
+   * retry. Parked tasks by reason are one ZCOUNT each (see parked-tasks.ts). A shard that does
+   * not answer (its master is lost) is left out of the sums and named in `unavailableShards`;
+   * the stats fail only when no shard answers.
    */
   async stats(): Promise<RuntimeStats> {
-    const perShard = await this.guard('count jobs', () => Promise.all(this.queues.map((queue) => queue.counts())));
+    const [perShard, shareCounts, versionCounts, [parked]] = await this.guard('count jobs', () =>
+      Promise.all([
+        Promise.allSettled(this.queues.map((queue) => queue.counts())),
+        countShareWaiters(this.client, this.names, Date.now()),
+        countVersionWaiters(this.client, this.names, Date.now()),
+        // One slot of its own (`{<queue>.parked}`): left out when its master is lost.
+        Promise.allSettled([countParked(this.client, this.names, Date.now())]),
+      ]),
+    );
+    const unavailable = new Set<string>();
     const queue = { waiting: 0, active: 0, delayed: 0 };
     let children = 0;
-    for (const counts of perShard) {
-      queue.waiting += counts.waiting;
-      queue.active += counts.active;
-      queue.delayed += counts.delayed;
-      children += counts['waiting-children'];
+    for (const [index, counts] of perShard.entries()) {
+      if (counts.status === 'rejected') {
+        unavailable.add(this.names.shards[index]?.queue as string);
+        continue;
+      }
+      queue.waiting += counts.value.waiting;
+      queue.active += counts.value.active;
+      queue.delayed += counts.value.delayed;
+      children += counts.value['waiting-children'];
     }
-    const principalShare = await this.guard('count share waiters', () =>
-      countShareWaiters(this.client, this.names, Date.now()),
-    );
-    const version = await this.guard('count version waiters', () =>
-      countVersionWaiters(this.client, this.names, Date.now()),
-    );
-    const parked = await this.guard('count parked tasks', () => countParked(this.client, this.names, Date.now()));
-    // Parents wait in BullMQ's waiting-children set, not in a parked set of ours.
-    return { queue, waiting: { principal_share: principalShare, version }, parked: { ...parked, children } };
+    if (unavailable.size === perShard.length) {
+      const first = perShard[0] as PromiseRejectedResult;
+      throw asUnavailable(first.reason, 'count jobs');
+    }
+    const sum = (counts: PromiseSettledResult<number>[], shardOf: (index: number) => string) =>
+      counts.reduce((total, count, index) => {
+        if (count.status === 'fulfilled') return total + count.value;
+        unavailable.add(shardOf(index));
+        return total;
+      }, 0);
+    const shardName = (index: number) => this.names.shards[index]?.queue as string;
+    // One shard: the share and version keys have slots of their own.
+    const single = this.names.shards.length === 1;
+    const principalShare = sum(shareCounts, (index) => (single ? `${this.names.queue}.shares` : shardName(index)));
+    const version = sum(versionCounts, (index) => (single ? `${this.names.queue}.versions` : shardName(index)));
+    return {
+      queue,
+      waiting: { principal_share: principalShare, version },
+      // Parents wait in BullMQ's waiting-children set, not in a parked set of ours.
+      ...(parked.status === 'fulfilled' && { parked: { ...parked.value, children } }),
+      ...(unavailable.size > 0 && { unavailableShards: [...unavailable].sort() }),
+    };
   }
 
   close(): Promise<void> {

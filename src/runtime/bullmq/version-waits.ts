@@ -41,29 +41,35 @@ export class VersionWaits {
   /** Notes that `taskId` waits for a worker with `tool` at `version` (again: its score moves on). */
   async wait(tool: string, version: string, taskId: string): Promise<void> {
     const now = this.clock();
-    const key = this.names.versionWaits.waiting(tool, version);
+    const shard = this.names.shardOf(taskId).index;
+    const key = this.names.versionWaits.waiting(shard, tool, version);
+    const all = this.names.versionWaits.waitingAll(shard);
     await this.client
       .multi()
       .zadd(key, now, taskId)
       .pexpire(key, WAIT_KEY_TTL_MS)
-      .zadd(this.names.versionWaits.waitingAll, now, taskId)
-      .pexpire(this.names.versionWaits.waitingAll, WAIT_KEY_TTL_MS)
+      .zadd(all, now, taskId)
+      .pexpire(all, WAIT_KEY_TTL_MS)
       .exec();
   }
 
   /** `taskId` no longer waits (a worker with its version runs it, or it failed for the wait). */
   async done(tool: string, version: string, taskId: string): Promise<void> {
+    const shard = this.names.shardOf(taskId).index;
     await this.client
       .multi()
-      .zrem(this.names.versionWaits.waiting(tool, version), taskId)
-      .zrem(this.names.versionWaits.waitingAll, taskId)
+      .zrem(this.names.versionWaits.waiting(shard, tool, version), taskId)
+      .zrem(this.names.versionWaits.waitingAll(shard), taskId)
       .exec();
   }
 
-  /** Promotes the delayed jobs of tasks waiting for `tool` at `version`: this worker can run them. */
-  async wake(tool: string, version: string): Promise<void> {
+  /**
+   * Promotes the delayed jobs of tasks of `shard` waiting for `tool` at `version`: this worker
+   * can run them.
+   */
+  async wake(shard: number, tool: string, version: string): Promise<void> {
     const waiting = await this.client.zrange(
-      this.names.versionWaits.waiting(tool, version),
+      this.names.versionWaits.waiting(shard, tool, version),
       '0',
       String(MAX_WAKES_PER_SCAN - 1),
     );
@@ -76,8 +82,8 @@ export class VersionWaits {
     }
   }
 
-  /** Tasks waiting for some version right now, across the app (see `countVersionWaiters`). */
-  count(): Promise<number> {
+  /** Tasks waiting for some version right now, per shard (see `countVersionWaiters`). */
+  count(): Promise<PromiseSettledResult<number>[]> {
     return countVersionWaiters(this.client, this.names, this.clock());
   }
 
@@ -97,9 +103,18 @@ export class VersionWaits {
 }
 
 /**
- * Tasks waiting for a worker with their version, across the app. A waiter re-enters the count
- * each time it looks again, so an entry older than two looks is one that no longer waits.
+ * Tasks waiting for a worker with their version, one count per shard (by shard index): a count
+ * that failed (its master is lost) is its error. A waiter re-enters the count each time it
+ * looks again, so an entry older than two looks is one that no longer waits.
  */
-export async function countVersionWaiters(client: RedisClient, names: RuntimeNames, now: number): Promise<number> {
-  return client.zcount(names.versionWaits.waitingAll, now - 2 * VERSION_RECHECK_MS, '+inf');
+export function countVersionWaiters(
+  client: RedisClient,
+  names: RuntimeNames,
+  now: number,
+): Promise<PromiseSettledResult<number>[]> {
+  return Promise.allSettled(
+    names.shards.map((shard) =>
+      client.zcount(names.versionWaits.waitingAll(shard.index), now - 2 * VERSION_RECHECK_MS, '+inf'),
+    ),
+  );
 }

@@ -64,6 +64,7 @@ import {
   closeClient,
   createRedisClient,
   isClusterConnection,
+  pingAnyMaster,
   type RedisClient,
   type RedisConnection,
   withDeadline,
@@ -79,6 +80,7 @@ import {
   SHARE_RECHECK_MS,
   SHARE_RELEASE_SCRIPT,
   type ShareSlot,
+  type ShareTurn,
 } from './principal-shares.js';
 import { ProgressWriter } from './progress-writer.js';
 import { RecordFold } from './record-fold.js';
@@ -142,6 +144,13 @@ export interface TaskWorkerSettings {
    * holding no slot; after it the task fails and must be started again.
    */
   readonly versionWaitMs?: number;
+  /**
+   * How long a worker that took a job whose task record it cannot find looks again for it, with
+   * back-off, before it fails the job as an orphan (default 5000 ms): the record's write may
+   * still be in flight (on a cluster, a redirect during resharding can reorder it behind the
+   * job). Counted on `mcp_task_orphan_jobs_total` and logged (`orphaned`).
+   */
+  readonly orphanWaitMs?: number;
   readonly logger?: Logger;
 }
 
@@ -159,6 +168,21 @@ export interface TaskWorkerOptions extends TaskWorkerSettings {
 /** Lost-worker detection: a SIGKILLed worker's job runs again within ~11 s (see the settings). */
 export const DEFAULT_LOCK_DURATION_MS = 8000;
 export const DEFAULT_STALLED_INTERVAL_MS = 3000;
+
+/**
+ * Longest a worker waits for Redis in a step that may touch another shard than the job's (the
+ * owner's home for fair shares, every shard for the version scan). The worker's connection
+ * waits out outages, so without it a lost master would hold slots of jobs on healthy shards.
+ * Generous, so that a loaded process (whose timers fire before it reads replies that came
+ * meanwhile) does not take a slow answer for a lost master.
+ */
+const CROSS_SHARD_DEADLINE_MS = 10_000;
+/** An orphan's first look again; each next one waits twice as long. */
+const ORPHAN_FIRST_LOOK_MS = 50;
+/** Default of `orphanWaitMs`. */
+export const DEFAULT_ORPHAN_WAIT_MS = 5000;
+/** How often a task whose fair share cannot be read looks again. */
+const SHARE_STORE_RECHECK_MS = 5000;
 
 /** How long to wait for methods that ignore the shutdown abort before leaving them to stall recovery. */
 const ABORTED_METHODS_GRACE_MS = 2000;
@@ -245,9 +269,12 @@ export class TaskWorker {
   private readonly shares: PrincipalShares;
   private readonly versionWaits: VersionWaits;
   private readonly versionWaitMs: number;
+  private readonly orphanWaitMs: number;
   /** The version of each tool this process runs; empty when the executor does not say. */
   private readonly versions: ReadonlyMap<string, string>;
   private versionScan: NodeJS.Timeout | undefined;
+  /** The version scan runs every second: through an outage its warning is written once a window. */
+  private readonly scanLog: Logger;
   /** Cancels heard for tasks not running here, by task id, with when (insertion order = age). */
   private readonly recentCancels = new Map<string, number>();
   /** Record writes made from BullMQ event handlers; `close` waits for them. */
@@ -284,8 +311,13 @@ export class TaskWorker {
     });
     this.inputGraceMs = options.inputGraceMs ?? 2000;
     this.versionWaitMs = checkVersionWaitMs(options.versionWaitMs ?? DEFAULT_VERSION_WAIT_MS);
+    this.orphanWaitMs = options.orphanWaitMs ?? DEFAULT_ORPHAN_WAIT_MS;
+    if (!Number.isFinite(this.orphanWaitMs) || this.orphanWaitMs < 0) {
+      throw new RangeError(`orphanWaitMs must be a number of 0 or more, got ${String(options.orphanWaitMs)}`);
+    }
     this.versions = this.executor.toolVersions?.() ?? new Map();
     this.versionWaits = new VersionWaits(this.client, this.names, this.clock);
+    this.scanLog = limitRepeats(this.logger);
     this.answers = new RedisChannelSubscription(this.subscriber, this.names.answersChannel, (taskId) => {
       for (const wake of this.answerWaiters.get(taskId) ?? []) wake();
     });
@@ -333,7 +365,7 @@ export class TaskWorker {
     if (this.closing) throw new Error('the worker is shutting down');
     await withDeadline('check Redis', 800, async () => {
       await this.started;
-      await this.client.ping();
+      await pingAnyMaster(this.client);
     });
   }
 
@@ -434,11 +466,16 @@ export class TaskWorker {
       // Set when the script that completes the job frees the slot (record-fold.ts).
       let slotFreedByFinish = false;
       if (share) {
-        const turn = await this.shares.acquire(share.owner, taskId, share.limit, job.timestamp).catch((error) => {
+        let turn: ShareTurn;
+        try {
+          turn = await withDeadline('take a fair-share slot', CROSS_SHARD_DEADLINE_MS, () =>
+            this.shares.acquire(share.owner, taskId, share.limit, job.timestamp),
+          );
+        } catch (error) {
           releaseToolSlot();
           releaseProcessSlot();
-          throw error;
-        });
+          return this.waitForShareStore(job, token, error);
+        }
         if ('running' in turn) {
           releaseToolSlot();
           releaseProcessSlot();
@@ -453,11 +490,17 @@ export class TaskWorker {
         // An outcome's completion frees it in its own script; a completion that never comes
         // leaves it to the lease, renewed no more.
         if (slotFreedByFinish) slot?.stopRenewing();
-        else if (slot) this.track(slot.release());
+        else if (slot) {
+          const held = slot;
+          this.track(withDeadline('release a fair-share slot', CROSS_SHARD_DEADLINE_MS, () => held.release()));
+        }
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
-        const started = (mustRead ? undefined : startSnapshot(job, this.clock())) ?? (await this.store.read(taskId));
+        const started =
+          (mustRead ? undefined : startSnapshot(job, this.clock())) ??
+          (await this.store.read(taskId)) ??
+          (await this.awaitRecord(job, controller.signal));
         // A park ends when its job runs again, whatever the run finds.
         if (job.data.parked) await this.endPark(job, job.data.parked, started?.record);
         if (!started || isTerminal(started.record.status)) return;
@@ -607,6 +650,42 @@ export class TaskWorker {
     } finally {
       this.running.delete(taskId);
     }
+  }
+
+  /**
+   * The record of a job that found none. A task whose expiry has passed (as far as the job
+   * knows it) is simply gone: `undefined` at once, and the job ends quietly. Otherwise the
+   * record's write may still be in flight: look again with back-off for `orphanWaitMs`; if it
+   * never appears, the job is an orphan, and it fails, logged and counted (`orphaned`), rather
+   * than complete unseen. `undefined` also when `signal` aborts (a cancel or a shutdown).
+   */
+  private async awaitRecord(job: Job<TaskJobData, void>, signal: AbortSignal): Promise<StoredRecord | undefined> {
+    const taskId = job.id as string;
+    const expiry = job.data.expiresAt ?? (job.data.start && expiresAt(job.data.start));
+    if (expiry !== undefined && expiry <= this.clock()) return undefined;
+    const began = Date.now();
+    let delay = ORPHAN_FIRST_LOOK_MS;
+    while (Date.now() - began < this.orphanWaitMs) {
+      await sleep(Math.min(delay, Math.max(0, this.orphanWaitMs - (Date.now() - began))), signal);
+      if (signal.aborted) return undefined;
+      const found = await this.store.read(taskId);
+      if (found) return found;
+      delay *= 2;
+    }
+    const waitedMs = Date.now() - began;
+    const reason = `orphan job: no task record appeared within ${waitedMs} ms`;
+    this.executor.observe?.({
+      type: 'orphaned',
+      task: {
+        taskId,
+        tool: job.data.tool,
+        principal: job.data.share?.owner ?? job.data.start?.owner ?? null,
+        jobId: taskId,
+      },
+      waitedMs,
+      reason,
+    });
+    throw new (bullmqLibrary().UnrecoverableError)(reason);
   }
 
   /** Aborts `run` when its task's cancel was heard before the run was registered. */
@@ -1059,7 +1138,44 @@ export class TaskWorker {
     // The record changed: the next run reads it rather than the creation snapshot.
     await this.dropStartSnapshot(job);
     await job.moveToDelayed(this.clock() + SHARE_RECHECK_MS, token);
-    if (await this.shares.roomOrLine(share.owner, taskId, share.limit, job.timestamp)) await promoteIfDelayed(job);
+    const room = await withDeadline('look at a fair share', CROSS_SHARD_DEADLINE_MS, () =>
+      this.shares.roomOrLine(share.owner, taskId, share.limit, job.timestamp),
+    ).catch((error: unknown) => {
+      // The job is delayed already: it looks again by itself after SHARE_RECHECK_MS.
+      this.scanLog.warn('Could not reach a fair share; the task looks again later', { error: String(error) });
+      return false;
+    });
+    if (room) await promoteIfDelayed(job);
+  }
+
+  /**
+   * The owner's fair share could not be read (its home shard's master is lost, or slow): the
+   * task keeps its place, queued, and its job leaves this worker (delayed, no attempt used, no
+   * slot held) to look again after `SHARE_STORE_RECHECK_MS`, until its home answers or its TTL
+   * ends. Running it without its share would break the share's bound.
+   */
+  private async waitForShareStore(
+    job: Job<TaskJobData, void>,
+    token: string | undefined,
+    error: unknown,
+  ): Promise<void> {
+    const taskId = job.id as string;
+    const home = this.names.homeOf(job.data.share?.owner ?? null).queue;
+    this.scanLog.warn('Could not reach the fair share of a task; it waits and looks again', {
+      shard: home,
+      error: String(error),
+    });
+    const message = `queued (the fair-share store on shard ${home} does not answer)`;
+    const noted = await this.store.update(taskId, (current) =>
+      isTerminal(current.status) || current.statusMessage === message
+        ? undefined
+        : { status: 'working', statusMessage: message },
+    );
+    if (!noted || isTerminal(noted.record.status)) return;
+    await this.dropStartSnapshot(job);
+    await job.moveToDelayed(this.clock() + SHARE_STORE_RECHECK_MS, token);
+    // Tells BullMQ the job was moved by us: neither complete nor fail it.
+    throw new (bullmqLibrary().DelayedError)();
   }
 
   /**
@@ -1131,14 +1247,30 @@ export class TaskWorker {
   private wakeVersionWaiters(): void {
     if (this.closing || this.versions.size === 0) return;
     const scan = async () => {
-      // One cheap count while nothing waits (the usual case), rather than a look per tool.
-      if ((await this.versionWaits.count()) === 0) return;
-      for (const [tool, version] of this.versions) await this.versionWaits.wake(tool, version);
+      // One cheap count per shard while nothing waits (the usual case), rather than a look per
+      // tool; a shard whose master is lost is skipped, and the others are still woken.
+      // Bounded: a lost master's commands wait on this connection until it is back.
+      const counts = await withDeadline('count version waits', CROSS_SHARD_DEADLINE_MS, () =>
+        this.versionWaits.count(),
+      );
+      const failures: string[] = [];
+      for (const [shard, count] of counts.entries()) {
+        if (count.status === 'rejected') failures.push(`${this.names.shards[shard]?.queue}: ${String(count.reason)}`);
+        if (count.status !== 'fulfilled' || count.value === 0) continue;
+        try {
+          await withDeadline('wake version waits', CROSS_SHARD_DEADLINE_MS, async () => {
+            for (const [tool, version] of this.versions) await this.versionWaits.wake(shard, tool, version);
+          });
+        } catch (error) {
+          failures.push(`${this.names.shards[shard]?.queue}: ${String(error)}`);
+        }
+      }
+      if (failures.length > 0) throw new Error(failures.join('; '));
     };
     scan()
       .catch((error: unknown) => {
         // A scan cut short by close() is no news.
-        if (!this.closing) this.logger.warn('Could not wake tasks waiting for a version', { error: String(error) });
+        if (!this.closing) this.scanLog.warn('Could not wake tasks waiting for a version', { error: String(error) });
       })
       .finally(() => {
         if (!this.closing) {
@@ -1207,7 +1339,11 @@ export class TaskWorker {
       // A job failed for good after its worker was lost still holds its owner's slot: free it
       // now rather than at the lease's end (after a run here it is free already; no harm).
       const share = job.data.share;
-      if (share) await this.shares.releaseFor(share.owner, taskId);
+      if (share) {
+        await withDeadline('release a fair-share slot', CROSS_SHARD_DEADLINE_MS, () =>
+          this.shares.releaseFor(share.owner, taskId),
+        );
+      }
       return;
     }
     await this.store.update(taskId, (current) =>
@@ -1294,6 +1430,15 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }

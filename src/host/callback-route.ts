@@ -16,7 +16,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import { callbackTokenHash } from '../engine/callbacks.js';
+import { callbackTokenHash, looksLikeCallbackToken } from '../engine/callbacks.js';
 import type { CallbackCheck, CallbackDelivery, TaskEngine } from '../engine/engine.js';
 import type { TaskObserver } from '../engine/lifecycle.js';
 import { addressBudget, type ClientAddressResolver, type ClientConnection } from '../http/client-address.js';
@@ -110,20 +110,22 @@ export function callbackRoute(deps: CallbackRouteDeps): CallbackRoute {
       return refusal(405, 'method_not_allowed', 'A callback URL takes POST only', { allow: 'POST' });
     }
     const source = deps.clientAddress(request.headers, connection);
-    const limited =
-      (await overLimit(
-        perAddress,
-        source === undefined ? 'unknown' : addressBudget(source),
-        'callbackPostsPerSecond',
-        limits.callbackPostsPerSecond,
-      )) ??
-      (await overLimit(
-        perToken,
-        callbackTokenHash(token),
-        'callbackPostsPerTokenPerMinute',
-        limits.callbackPostsPerTokenPerMinute,
-      ));
-    if (limited) return limited;
+    const overAddress = await overLimit(
+      perAddress,
+      source === undefined ? 'unknown' : addressBudget(source),
+      'callbackPostsPerSecond',
+      limits.callbackPostsPerSecond,
+    );
+    if (overAddress) return overAddress;
+    // A token of the wrong shape names no hook: answered before a per-token budget is kept for it.
+    if (!looksLikeCallbackToken(token)) return answer({ status: 'unknown' });
+    const overToken = await overLimit(
+      perToken,
+      callbackTokenHash(token),
+      'callbackPostsPerTokenPerMinute',
+      limits.callbackPostsPerTokenPerMinute,
+    );
+    if (overToken) return overToken;
     const max = limits.maxCallbackBodyBytes;
     const tooLarge = () =>
       refusal(413, 'payload_too_large', `The callback body is over the ${max}-byte limit (maxCallbackBodyBytes)`);
@@ -136,7 +138,14 @@ export function callbackRoute(deps: CallbackRouteDeps): CallbackRoute {
       const message = ((await parsed.response.json()) as { error?: { message?: string } }).error?.message;
       return refusal(400, 'invalid_json', message ?? 'The callback body is not JSON');
     }
-    const delivery = await deps.engine.deliverCallback(token, parsed.body, deps.check);
+    let delivery: CallbackDelivery;
+    try {
+      delivery = await deps.engine.deliverCallback(token, parsed.body, deps.check);
+    } catch (error) {
+      // Logged without the path: the token in it is the hook's only capability.
+      deps.logger.error('A callback POST could not be delivered', { error: String(error) });
+      return refusal(503, 'unavailable', 'The task store did not answer; retry later', { 'retry-after': '1' });
+    }
     const response = answer(delivery);
     if (delivery.status !== 'unknown') {
       deps.observer.observe({

@@ -9,6 +9,7 @@
  * both admission and the call, and the body is read once, straight from the socket.
  */
 import type http from 'node:http';
+import { Readable } from 'node:stream';
 import { type BodyReading, bodyTooLarge, parseJsonBody } from '../http/json-body.js';
 
 /**
@@ -27,6 +28,26 @@ export function requestHead(req: http.IncomingMessage, signal?: AbortSignal): Re
     headers,
     ...(signal && { signal }),
   });
+}
+
+/**
+ * A web `Request` whose body streams from the socket as it is read (nothing is buffered ahead),
+ * on a fixed base URL: the path comes from the request line alone, never from the `Host`
+ * header. For routes that check headers and budgets before reading a bounded body (callbacks).
+ */
+export function streamingRequest(req: http.IncomingMessage, signal?: AbortSignal): Request {
+  const head = requestHead(req, signal);
+  const method = req.method ?? 'GET';
+  const withBody = method !== 'GET' && method !== 'HEAD';
+  return new Request(new URL(req.url ?? '/', 'http://localhost'), {
+    method,
+    headers: head.headers,
+    ...(signal && { signal }),
+    ...(withBody && {
+      body: Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>,
+      duplex: 'half',
+    }),
+  } as RequestInit);
 }
 
 /**

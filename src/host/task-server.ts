@@ -47,10 +47,10 @@ import {
 import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { callbackRoute } from './callback-route.js';
+import { callbackRoute, callbackTokenOf } from './callback-route.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
-import { readNodeJsonBody, requestHead, writeResponse } from './node-http.js';
+import { readNodeJsonBody, requestHead, streamingRequest, writeResponse } from './node-http.js';
 import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
@@ -510,7 +510,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         (await dashboard?.handle(request, url, connection)) ??
         (await mcp(request));
     } catch (error) {
-      logger.error('HTTP request failed', { err: error, path: url.pathname });
+      // A callback URL's token is its only capability: never in a log line.
+      logger.error('HTTP request failed', { err: error, path: withoutCallbackToken(url.pathname) });
       response = Response.json({ error: 'internal error' }, { status: 500 });
     }
     metrics?.httpRequest(request.method, response.status);
@@ -535,11 +536,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           fetch: (request: Request, options?: { authInfo?: AuthInfo }) =>
             dispatch(
               request,
-              async () =>
-                new Response(`Not found. The MCP endpoint is ${path}\n`, {
-                  status: 404,
-                  headers: { 'content-type': 'text/plain' },
-                }),
+              async () => notFoundResponse(path),
               (options?.authInfo as CarrierAuth | undefined)?.[CARRIED],
             ),
         },
@@ -570,6 +567,32 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         flushEventStreamHeaders(res);
         await writeResponse(res, response, hangup.signal);
       };
+      // Callback POSTs: the rate limits are taken on the headers, and the body is read from the
+      // socket only then, within `maxCallbackBodyBytes` (the generic adapter would buffer up to
+      // `maxBodyBytes` first). The path is the request line's, whatever the Host header says.
+      const serveCallback = async (
+        req: http.IncomingMessage,
+        res: http.ServerResponse,
+        connection: ClientConnection,
+      ): Promise<void> => {
+        const hangup = new AbortController();
+        res.once('close', () => {
+          if (!res.writableFinished) hangup.abort();
+        });
+        const request = streamingRequest(req, hangup.signal);
+        let response: Response;
+        try {
+          response = (await callbacks(request, new URL(request.url), connection)) ?? notFoundResponse(path);
+        } catch (error) {
+          logger.error('HTTP request failed', {
+            err: error,
+            path: withoutCallbackToken(new URL(request.url).pathname),
+          });
+          response = Response.json({ error: 'internal error' }, { status: 500 });
+        }
+        metrics?.httpRequest(req.method ?? 'POST', response.status);
+        await writeResponse(res, response, hangup.signal);
+      };
       // Timeouts are checked this often (Node's default, 30 s, would let a slow client hold a
       // connection for up to 30 s past its timeout).
       const checkEvery = Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs);
@@ -581,6 +604,15 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           serveEndpoint(req, res, connection).catch((error: unknown) => {
             // The socket failed while the body was read or the answer written: nothing to answer.
             logger.debug('MCP request abandoned', { error: error instanceof Error ? error.message : String(error) });
+            res.destroy();
+          });
+          return;
+        }
+        if (callbackTokenOf(new URL(req.url ?? '/', 'http://localhost').pathname) !== undefined) {
+          serveCallback(req, res, connection).catch((error: unknown) => {
+            logger.debug('Callback request abandoned', {
+              error: error instanceof Error ? error.message : String(error),
+            });
             res.destroy();
           });
           return;
@@ -634,6 +666,20 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       if (rateStore) await closeClient(rateStore.redis);
     },
   };
+}
+
+/** What a path the server has no route for gets. */
+function notFoundResponse(path: string): Response {
+  return new Response(`Not found. The MCP endpoint is ${path}\n`, {
+    status: 404,
+    headers: { 'content-type': 'text/plain' },
+  });
+}
+
+/** `pathname` with a callback URL's token masked, for logs. */
+function withoutCallbackToken(pathname: string): string {
+  const token = callbackTokenOf(pathname);
+  return token === undefined ? pathname : `${pathname.slice(0, pathname.length - token.length)}…`;
 }
 
 /** Which refusal a JSON-RPC error code stands for, if any (for `mcp_task_refusals_total`). */

@@ -3,6 +3,7 @@
  * outside system meets for each case, and what the task does meanwhile. The app is the ci-wait
  * example on a stub CI that never calls back, so every POST here is the test's own.
  */
+import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ciWaitApp } from '../../examples/ci-wait/app.js';
 import { type StubCi, startStubCi } from '../../examples/ci-wait/src/stub-ci.js';
@@ -138,6 +139,37 @@ describe('the callback route', () => {
     const big = { ...good, padding: 'x'.repeat(2000) };
     expect(await post(url, big)).toMatchObject({ status: 413, body: { error: 'payload_too_large' } });
     expect((await (server as TaskServer).engine.get(ALICE, task.taskId)).callbacks?.ci?.status).toBe('waiting');
+  });
+
+  it('on the listener, answers 413 for a body over the limit before the body ends, and a bad token at once', async () => {
+    await start();
+    const { url } = await waitingTask();
+    const listening = await (server as TaskServer).listen({ port: 0 });
+    const { pathname } = new URL(url);
+    const status = (path: string, chunk: string) =>
+      new Promise<number>((resolve, reject) => {
+        // Chunked and never ended: a server that buffered the whole body would never answer.
+        const request = http.request(
+          {
+            host: '127.0.0.1',
+            port: listening.port,
+            path,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+          },
+          (response) => {
+            resolve(response.statusCode ?? 0);
+            request.destroy();
+          },
+        );
+        request.on('error', (error) => {
+          if (!(error as NodeJS.ErrnoException).code?.startsWith('ECONNRESET')) reject(error);
+        });
+        request.write(chunk);
+      });
+    expect(await status(pathname.replace('/base', ''), `{"pad":"${'x'.repeat(70 * 1024)}`)).toBe(413);
+    expect(await status('/callbacks/not-a-token', '{')).toBe(404);
+    await listening.close();
   });
 
   it('rate-limits POSTs per token and per client address with 429 and Retry-After', async () => {

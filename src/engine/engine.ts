@@ -246,7 +246,8 @@ export class TaskEngine implements ChildSpawner {
     }
     try {
       return await this.store(
-        { principal: parent.owner },
+        // An anonymous parent's children count in its address's budget, as it does.
+        { principal: parent.owner, ...(parent.liveBudget !== undefined && { liveBudget: parent.liveBudget }) },
         taskId,
         request,
         { ttlMs: resolveTtl(undefined, request.toolTtlMs, this.policy) },
@@ -336,6 +337,8 @@ export class TaskEngine implements ChildSpawner {
   async delete(caller: Caller, taskId: string): Promise<void> {
     const record = await this.get(caller, taskId);
     if (!(await this.runtime.remove(taskId))) throw taskNotFound(taskId);
+    // Its children go with it: nobody is left to wait for them.
+    if (record.children) await this.cancelChildren(record, 0);
     this.observer.observe({ type: 'deleted', task: this.facts(record) });
   }
 

@@ -290,6 +290,8 @@ export interface ChildSpawner {
 export interface ChildParent {
   readonly taskId: string;
   readonly owner: string | null;
+  /** An anonymous parent's live-task budget (its address's digest): its children count there too. */
+  readonly liveBudget?: string;
   /** How many children the parent has recorded so far (the bound counts them). */
   readonly childCount: number;
 }

@@ -83,13 +83,13 @@ export interface TaskRecord {
   /** Results of `ctx.step(name, fn)`, so work done before a pause is not repeated. */
   readonly steps?: Readonly<Record<string, unknown>>;
   /**
-   * The wake time (ms since the epoch) of each `ctx.sleep`, by key (`sleep`, `sleep-2`, ...),
+   * The wake time (ms since the epoch) of each `ctx.sleep`, by key (`sleep`, `sleep#2`, ...),
    * stored when the sleep is first called: a run replayed after the wake passes a sleep that is
    * over at once, and one replayed early sleeps only the time left.
    */
   readonly sleeps?: Readonly<Record<string, number>>;
   /**
-   * The callback hooks `ctx.callback(name)` made, by key (`name`, `name-2`, ... per call, as for
+   * The callback hooks `ctx.callback(name)` made, by key (`name`, `name#2`, ... per call, as for
    * questions), so a replayed run gets the same hook back and its wait the same outcome.
    */
   readonly callbacks?: Readonly<Record<string, CallbackState>>;
@@ -119,7 +119,7 @@ export interface TaskRecord {
    */
   readonly liveBudget?: string;
   /**
-   * The child tasks this task started with `ctx.spawn`, by call-site key (`tool`, `tool-2`, ...):
+   * The child tasks this task started with `ctx.spawn`, by call-site key (`tool`, `tool#2`, ...):
    * a run replayed after a pause or a lost worker finds them here and starts none twice.
    */
   readonly children?: Readonly<Record<string, ChildEntry>>;

@@ -10,6 +10,7 @@ import type { TaskRecord } from '../engine/task.js';
 import { JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import type { ChildTask, TaskContext } from './context.js';
 import type { TaskToolDefinition } from './definition.js';
+import { repeatKey } from './replay-keys.js';
 
 /**
  * A child task did not complete: it failed, returned an error result, or was cancelled. The
@@ -33,7 +34,7 @@ export class ChildTaskFailedError extends Error {
 
 /** What `ctx.spawn` needs of the run and the registry. */
 export interface SpawnSupport {
-  readonly parent: Pick<TaskRecord, 'taskId' | 'owner'>;
+  readonly parent: Pick<TaskRecord, 'taskId' | 'owner' | 'liveBudget'>;
   readonly control: Pick<ExecutionControl, 'spawn' | 'awaitChildren'>;
   readonly spawner: ChildSpawner | undefined;
   /** The app's tool by name (throws for an unknown one). */
@@ -59,6 +60,9 @@ export function inlineChildren(toolName: string): Pick<TaskContext, 'spawn' | 'a
 /** `ctx.spawn` and `ctx.all` for one run of a task. */
 export function taskChildren(support: SpawnSupport, parentTool: string): Pick<TaskContext, 'spawn' | 'all'> {
   const spawned = new Map<string, number>();
+  // Spawns of this run between their start and their record: counted against the bound too,
+  // so children started at once (`Promise.all`) cannot pass it together.
+  let inFlight = 0;
   const wait = async (entries: readonly ChildEntry[]): Promise<readonly unknown[]> => {
     const awaitChildren = support.control.awaitChildren;
     if (!awaitChildren) throw new Error('This runtime cannot wait for child tasks');
@@ -76,7 +80,7 @@ export function taskChildren(support: SpawnSupport, parentTool: string): Pick<Ta
       // The key is taken before anything awaits, so concurrent spawns get keys in call order.
       const count = (spawned.get(name) ?? 0) + 1;
       spawned.set(name, count);
-      const key = count === 1 ? name : `${name}-${count}`;
+      const key = repeatKey(name, count);
       const { spawner } = support;
       const spawn = support.control.spawn;
       if (!spawner || !spawn) {
@@ -98,21 +102,31 @@ export function taskChildren(support: SpawnSupport, parentTool: string): Pick<Ta
         );
       }
       const version = support.versionOf(tool);
-      const entry = await spawn.call(support.control, key, async (childCount) => {
-        const child = await spawner.spawnChild(
-          { taskId: support.parent.taskId, owner: support.parent.owner, childCount },
-          key,
-          {
-            tool: tool.name,
-            args: validated,
-            ...(tool.ttlMs !== undefined && { toolTtlMs: tool.ttlMs }),
-            ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
-            ...(tool.priority !== undefined && { toolPriority: tool.priority }),
-            ...(version !== undefined && { toolVersion: version }),
-          },
-        );
-        return { taskId: child.taskId, tool: child.tool };
-      });
+      inFlight++;
+      const entry = await spawn
+        .call(support.control, key, async (childCount) => {
+          const child = await spawner.spawnChild(
+            {
+              taskId: support.parent.taskId,
+              owner: support.parent.owner,
+              ...(support.parent.liveBudget !== undefined && { liveBudget: support.parent.liveBudget }),
+              childCount: childCount + inFlight - 1,
+            },
+            key,
+            {
+              tool: tool.name,
+              args: validated,
+              ...(tool.ttlMs !== undefined && { toolTtlMs: tool.ttlMs }),
+              ...(tool.pollIntervalMs !== undefined && { toolPollIntervalMs: tool.pollIntervalMs }),
+              ...(tool.priority !== undefined && { toolPriority: tool.priority }),
+              ...(version !== undefined && { toolVersion: version }),
+            },
+          );
+          return { taskId: child.taskId, tool: child.tool };
+        })
+        .finally(() => {
+          inFlight--;
+        });
       support.onSpawned?.(entry, key);
       const child = handle(entry);
       entries.set(child, entry);

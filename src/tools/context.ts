@@ -117,7 +117,7 @@ export interface TaskContext<Questions extends object = QuestionMap, Tools exten
    * by this task's principal, counted against its quotas, and cancelled when this task is.
    * `args` are checked against the tool's input schema first (an invalid field is an error
    * naming it). Replay-safe: when the method runs again, the same call site finds the child it
-   * started before (keys per call site, as for questions: `tool`, `tool-2`, ...), so spawn in a
+   * started before (keys per call site, as for questions: `tool`, `tool#2`, ...), so spawn in a
    * deterministic order. With the generated `TaskTools` as `Tools`, the tool name, the
    * arguments and `result()` are typed from the tool's own declaration.
    *
@@ -142,7 +142,7 @@ export interface TaskContext<Questions extends object = QuestionMap, Tools exten
 /** Per-call options of `ctx.sleep`. */
 export interface SleepOptions {
   /**
-   * Names the sleep's replay key (default `sleep`; repeats get `sleep-2`, `sleep-3`, ...). Only
+   * Names the sleep's replay key (default `sleep`; repeats get `sleep#2`, `sleep#3`, ...). Only
    * the order of calls per name matters on replay, so naming sleeps keeps them apart when a
    * branch adds or skips one.
    */

@@ -39,6 +39,7 @@ import {
 } from './definition.js';
 import { parseDuration } from './duration.js';
 import { ManifestError, NonRetryableError } from './errors.js';
+import { REPEAT_MARK, repeatKey } from './replay-keys.js';
 import { errorResult, toCallToolResult } from './result.js';
 import { toolVersionOf, toolVersionProblem } from './version.js';
 
@@ -767,7 +768,7 @@ function questionAsker(tool: TaskToolDefinition, control: RunControl): TaskConte
 
 /**
  * `ctx.sleep` for one run. Keys come from the sleep's name (`sleep` unless named) and how often
- * this run slept under it (`sleep`, `sleep-2`, ...), as for questions, so a replayed run meets
+ * this run slept under it (`sleep`, `sleep#2`, ...), as for questions, so a replayed run meets
  * the same keys in the same order and finds their wake times. The duration is checked before
  * anything else, on every run alike.
  */
@@ -776,12 +777,14 @@ function sleeper(control: RunControl): TaskContext['sleep'] {
   return async (duration, options) => {
     const durationMs = parseDuration(duration);
     const name = options?.name ?? 'sleep';
-    if (typeof name !== 'string' || name === '' || name.length > 100) {
-      throw new RangeError(`ctx.sleep: a sleep's name is 1 to 100 characters, got ${JSON.stringify(name)}`);
+    if (typeof name !== 'string' || name === '' || name.length > 100 || name.includes(REPEAT_MARK)) {
+      throw new RangeError(
+        `ctx.sleep: a sleep's name is 1 to 100 characters without '${REPEAT_MARK}', got ${JSON.stringify(name)}`,
+      );
     }
     const count = (slept.get(name) ?? 0) + 1;
     slept.set(name, count);
-    const key = count === 1 ? name : `${name}-${count}`;
+    const key = repeatKey(name, count);
     control.signal.throwIfAborted();
     if (control.sleep) return control.sleep(key, durationMs);
     if (durationMs > 0) await abortableDelay(durationMs, control.signal);
@@ -832,7 +835,7 @@ export function checkPublicUrl(raw: string): string {
 
 /**
  * `ctx.callback` for one run. Keys come from the name and how often this run made it (`ci`,
- * `ci-2`, ...), so a replayed run meets the same keys in the same order and gets the same hooks.
+ * `ci#2`, ...), so a replayed run meets the same keys in the same order and gets the same hooks.
  */
 function callbackMaker(
   tool: TaskToolDefinition,
@@ -867,7 +870,7 @@ function callbackMaker(
     }
     const count = (made.get(name) ?? 0) + 1;
     made.set(name, count);
-    const key = count === 1 ? name : `${name}-${count}`;
+    const key = repeatKey(name, count);
     const hook = await control.callback(key, {
       name,
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),

@@ -51,7 +51,7 @@ it('lists a parent’s children and links a child to its parent, for their princ
   expect(parent.status).toBe(200);
   expect(parent.body.task.children).toEqual([
     { key: 'part', taskId: expect.any(String), tool: 'part', ended: 'completed' },
-    { key: 'part-2', taskId: expect.any(String), tool: 'part', ended: 'completed' },
+    { key: 'part#2', taskId: expect.any(String), tool: 'part', ended: 'completed' },
   ]);
   const childId = parent.body.task.children[0].taskId as string;
   const child = await detail(childId, 'token-ann');

@@ -85,7 +85,7 @@ describe('child tasks on the memory runtime', () => {
     const { engine, fan } = setup();
     const caught = await fan(alice, { parts: 3, failAt: 1, catchFailure: true });
     const done = await engine.waitForTerminal(alice, caught.taskId);
-    const failedChild = done.children?.['part-2'];
+    const failedChild = done.children?.['part#2'];
     expect(failedChild?.ended).toBe('completed');
     const report = structured(done) as { failure: string };
     expect(report.failure).toBe(`Child task part (${failedChild?.taskId}) failed: part 1 broke`);
@@ -106,6 +106,33 @@ describe('child tasks on the memory runtime', () => {
       const child = await engine.get(alice, entry.taskId);
       expect(child.status).toBe('cancelled');
       expect(child.statusMessage).toBe('cancelled with its parent task');
+    }
+  });
+
+  it('cancels the unfinished children of a deleted parent', async () => {
+    const { engine, fan } = setup();
+    const parent = await fan(alice, { parts: 2, holdMs: 60_000 });
+    const waiting = await engine.waitFor(
+      alice,
+      parent.taskId,
+      (record) => record.statusMessage === '0 of 2 subtasks done',
+    );
+    await engine.delete(alice, parent.taskId);
+    for (const entry of Object.values(waiting.children ?? {})) {
+      const child = await engine.get(alice, entry.taskId);
+      expect(child.status).toBe('cancelled');
+      expect(child.statusMessage).toBe('cancelled with its parent task');
+    }
+  });
+
+  it("counts an anonymous parent's children in its address's budget, as the parent", async () => {
+    const { engine } = setup();
+    const anonymous: Caller = { principal: null, liveBudget: 'address-a' };
+    const parent = await engine.create(anonymous, { tool: 'fan', args: { parts: 2 } });
+    const done = await engine.waitForTerminal(anonymous, parent.taskId);
+    expect(done.liveBudget).toBe('address-a');
+    for (const entry of Object.values(done.children ?? {})) {
+      expect((await engine.get(anonymous, entry.taskId)).liveBudget).toBe('address-a');
     }
   });
 

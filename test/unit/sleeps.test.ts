@@ -174,9 +174,9 @@ describe('ctx.sleep in the tool layer', () => {
       expect(outcome).toMatchObject({ kind: 'result', isError: false });
       expect(sleeps).toEqual([
         ['sleep', 10],
-        ['sleep-2', 1000],
+        ['sleep#2', 1000],
         ['cool-down', 5],
-        ['cool-down-2', 120_000],
+        ['cool-down#2', 120_000],
       ]);
     }
   });

@@ -590,7 +590,7 @@ export class MethodReader {
 
   /**
    * The hooks the method makes: every `<ctx>.callback<Payload>('name', ...)` in its body whose
-   * receiver is a `TaskContext`. One name may be made more than once (keys `name`, `name-2`),
+   * receiver is a `TaskContext`. One name may be made more than once (keys `name`, `name#2`),
    * always with the same payload type.
    */
   private readCallbacks(method: MethodDeclaration, kind: 'task' | 'tool', label: string): CallbackIR[] | undefined {

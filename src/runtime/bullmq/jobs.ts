@@ -50,7 +50,7 @@ export interface ParkedJob {
   readonly reason: ParkReason;
   /** When the park ends, ms since the epoch (for `input`: the task's expiry, the latest it waits). */
   readonly until: number;
-  /** The sleep's replay key (`sleep`, `sleep-2`, ...), for `sleep`. */
+  /** The sleep's replay key (`sleep`, `sleep#2`, ...), for `sleep`. */
   readonly key?: string;
 }
 

@@ -183,26 +183,29 @@ describe('a slot ledger that cannot count', () => {
         Object.defineProperty(runtime, 'slots', { value: failing });
         return runtime;
       },
+      limits: { maxSessionsPerPrincipal: 1 },
     });
   });
   afterAll(() => server?.close());
 
-  it('refuses what it caps with 503 and -32603 rather than letting it through uncounted', async () => {
-    const initialize = await fetch(server.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
-    });
-    expect(initialize.status).toBe(503);
-    expect(await initialize.json()).toMatchObject({ error: { code: -32603, message: expect.stringMatching(/Redis/) } });
-    const created = await createFrom(server.url, undefined);
-    const listen = await listenForTasks(server.url, [created.result?.taskId as string]);
-    expect(listen).toMatchObject({ status: 503, error: { code: -32603 } });
-    await rpc2026(server.url, 'tasks/cancel', { taskId: created.result?.taskId as string });
+  it('counts what it caps in this process instead, so the server keeps serving within that bound', async () => {
+    const initialize = () =>
+      fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+        }),
+      });
+    const first = await initialize();
+    expect(first.status).toBe(200);
+    await first.body?.cancel();
+    // maxSessionsPerPrincipal is 1: the second session of the same (anonymous) caller is over it.
+    const second = await initialize();
+    expect(second.status).toBe(429);
+    expect(await second.json()).toMatchObject({ error: { code: -32010 } });
   });
 });

@@ -497,10 +497,8 @@ export class TaskWorker {
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
-        const started =
-          (mustRead ? undefined : startSnapshot(job, this.clock())) ??
-          (await this.store.read(taskId)) ??
-          (await this.awaitRecord(job, controller.signal));
+        const snapshot = mustRead ? undefined : startSnapshot(job, this.clock());
+        const started = snapshot ?? (await this.store.read(taskId)) ?? (await this.awaitRecord(job, controller.signal));
         // A park ends when its job runs again, whatever the run finds.
         if (job.data.parked) await this.endPark(job, job.data.parked, started?.record);
         if (!started || isTerminal(started.record.status)) return;
@@ -635,7 +633,15 @@ export class TaskWorker {
         const freed = slot && this.foldsShares ? slot : undefined;
         this.fold.finishWithRecord(
           taskId,
-          (write) => this.store.update(taskId, change, undefined, known, write),
+          async (write) => {
+            const written = await this.store.update(taskId, change, undefined, known, write);
+            if (written || !snapshot || controller.signal.aborted) return written;
+            // A run from the job's snapshot read no record: its outcome write is where a record
+            // that is not there yet shows. Once it is, the outcome goes on it; never, the job
+            // fails as an orphan (awaitRecord throws) rather than complete unseen.
+            const late = (await this.store.read(taskId)) ?? (await this.awaitRecord(job, controller.signal));
+            return late ? this.store.update(taskId, change, undefined, late, write) : undefined;
+          },
           freed && {
             keys: freed.keys,
             released: (head) => this.track(freed.releasedInFinish(head)),

@@ -1,7 +1,7 @@
 /**
  * Replay keys of the durable waits (`ctx.sleep`, `ctx.callback`, `ctx.spawn`): the first call
- * of a name in a run keeps the name, the next ones add `#2`, `#3`, ... A run replayed after a
- * pause meets the same keys in the same order. `#` is a mark no callback name, tool name or
+ * of a name in a run keeps the name, the next ones add the mark and their count (`ci#2`,
+ * `ci#3`). A run replayed after a pause meets the same keys in the same order. `#` is a mark no callback name, tool name or
  * sleep name may hold, so a repeat (`ci#2`) never meets a name of its own (`ci-2`).
  */
 export const REPEAT_MARK = '#';

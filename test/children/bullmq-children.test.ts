@@ -77,7 +77,7 @@ describeWithRedis('child tasks on BullMQ across processes', () => {
 
     const done = await engine.waitForTerminal(alice, parent.taskId);
     const report = structured(done) as { failure: string };
-    const failed = done.children?.['part-5'];
+    const failed = done.children?.['part#5'];
     expect(report.failure).toBe(`Child task part (${failed?.taskId}) failed: part 4 broke`);
     const pids = new Set(
       workers.flatMap((worker) =>

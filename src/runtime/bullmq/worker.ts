@@ -721,18 +721,27 @@ export class TaskWorker {
     if (earlier) return earlier;
     if (!given || isTerminal(given.status)) throw signal.reason ?? new Error(`Task ${taskId} ended`);
     await this.store.update(taskId, (current) => askChange(current, key, pending));
-    const answer = await this.answerWithin(taskId, key, this.inputGraceMs, signal);
+    const answer = await this.foundWithin(taskId, this.inputGraceMs, signal, (record) => record?.inputAnswers?.[key]);
     if (answer) return answer;
     signal.throwIfAborted();
     run.paused = true;
     throw new TaskPaused([key]);
   }
 
-  /** Resolves with the answer once it is in the record, or `undefined` after `ms`. */
-  private answerWithin(taskId: string, key: string, ms: number, signal: AbortSignal): Promise<InputAnswer | undefined> {
+  /**
+   * Resolves with what `find` reads from the record (an answer, a settled hook) once it is
+   * there, or `undefined` after `ms`, when the task ends or `signal` aborts. Woken by the
+   * answers channel (`answerWaiters`), which answers and callback deliveries both publish on.
+   */
+  private foundWithin<T>(
+    taskId: string,
+    ms: number,
+    signal: AbortSignal,
+    find: (record: TaskRecord | undefined) => T | undefined,
+  ): Promise<T | undefined> {
     return new Promise((resolve) => {
       let done = false;
-      const finish = (answer: InputAnswer | undefined) => {
+      const finish = (found: T | undefined) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
@@ -740,13 +749,13 @@ export class TaskWorker {
         const waiters = this.answerWaiters.get(taskId);
         waiters?.delete(check);
         if (waiters?.size === 0) this.answerWaiters.delete(taskId);
-        resolve(answer);
+        resolve(found);
       };
       const check = () => {
         this.store.get(taskId).then(
           (record) => {
-            const answer = record?.inputAnswers?.[key];
-            if (answer || !record || isTerminal(record.status)) finish(answer);
+            const found = find(record);
+            if (found !== undefined || !record || isTerminal(record.status)) finish(found);
           },
           () => {},
         );
@@ -757,7 +766,7 @@ export class TaskWorker {
       const waiters = this.answerWaiters.get(taskId) ?? new Set();
       waiters.add(check);
       this.answerWaiters.set(taskId, waiters);
-      // Registered first, then read: an answer written in between is seen one way or the other.
+      // Registered first, then read: a change written in between is seen one way or the other.
       check();
     });
   }
@@ -892,7 +901,7 @@ export class TaskWorker {
         this.executor.observe?.({ type: 'parked', task: facts, reason: 'callback', name: state.name });
       const until = state.timeoutAt ?? Math.min(expiresAt(record), Date.now() + MAX_PARK_MS);
       const graceMs = Math.min(this.inputGraceMs, Math.max(0, until - this.clock()));
-      const quick = await this.settledWithin(taskId, key, graceMs, signal);
+      const quick = await this.foundWithin(taskId, graceMs, signal, (record) => settledCallback(record, key));
       if (quick) return quick;
       signal.throwIfAborted();
       // The timeout came during the grace: settle it (next round) rather than park for nothing.
@@ -901,44 +910,6 @@ export class TaskWorker {
       run.wait = { reason: 'callback', until, key, ready: (fresh) => !hasPendingCallback(fresh, key, this.clock()) };
       throw new TaskPaused([key], { reason: 'callback', until });
     }
-  }
-
-  /** The hook's outcome once it settled, or `undefined` after `ms` (woken by the answers channel). */
-  private settledWithin(
-    taskId: string,
-    key: string,
-    ms: number,
-    signal: AbortSignal,
-  ): Promise<CallbackResult | undefined> {
-    return new Promise((resolve) => {
-      let done = false;
-      const finish = (result: CallbackResult | undefined) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        const waiters = this.answerWaiters.get(taskId);
-        waiters?.delete(check);
-        if (waiters?.size === 0) this.answerWaiters.delete(taskId);
-        resolve(result);
-      };
-      const check = () => {
-        this.store.get(taskId).then(
-          (record) => {
-            const settled = settledCallback(record, key);
-            if (settled || !record || isTerminal(record.status)) finish(settled);
-          },
-          () => {},
-        );
-      };
-      const onAbort = () => finish(undefined);
-      const timer = setTimeout(() => finish(undefined), ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-      const waiters = this.answerWaiters.get(taskId) ?? new Set();
-      waiters.add(check);
-      this.answerWaiters.set(taskId, waiters);
-      check();
-    });
   }
 
   /** The child under `key`: the recorded one, else a new one, recorded before it is returned. */

@@ -133,6 +133,13 @@ describe('the callback route', () => {
     expect((await (server as TaskServer).engine.get(ALICE, task.taskId)).status).toBe('cancelled');
   });
 
+  it('answers 404 to the token of a deleted task', async () => {
+    await start();
+    const { task, url } = await waitingTask();
+    await (server as TaskServer).engine.delete(ALICE, task.taskId);
+    expect(await post(url, good)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+
   it('refuses a body over maxCallbackBodyBytes with 413; the task keeps waiting', async () => {
     await start({ limits: { maxCallbackBodyBytes: 1024 } });
     const { task, url } = await waitingTask();

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from '../observe/logger.js';
 import type { TaskMetrics } from '../observe/metrics.js';
+import { requestUrl } from './node-http.js';
 
 /** What one readiness check found: `ok`, or why not. */
 export type CheckResult = 'ok' | (string & {});
@@ -182,7 +183,12 @@ export async function serveOperatorRoutes(
   listen: { port: number; host?: string },
 ): Promise<HealthServer> {
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // The path is the request line's alone, whatever the Host header says (see `requestUrl`).
+    const url = requestUrl(req.url);
+    if (!url) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('Bad request: the request target is not a URL\n');
+      return;
+    }
     const request = new Request(url, { method: req.method ?? 'GET', headers: toHeaders(req.headers) });
     void route(request, url)
       .then(async (response) => {

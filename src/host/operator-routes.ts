@@ -9,7 +9,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { isLoopbackHost } from '../http/client-address.js';
 import type { Logger } from '../observe/logger.js';
 import type { TaskMetrics } from '../observe/metrics.js';
 import { requestUrl } from './node-http.js';
@@ -157,16 +157,11 @@ export function warnIfMetricsOpen(
   logger: Logger,
   served: { readonly metrics: boolean; readonly token: boolean; readonly host: string },
 ): void {
-  if (!served.metrics || served.token || isLoopback(served.host)) return;
+  if (!served.metrics || served.token || isLoopbackHost(served.host)) return;
   logger.warn(
     `/metrics answers without a token on ${served.host}: set MCP_TASK_METRICS_TOKEN (or metrics: { token }), or bind to 127.0.0.1`,
     { host: served.host },
   );
-}
-
-function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true;
-  return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback';
 }
 
 export interface HealthServer {

@@ -46,7 +46,7 @@ import {
 import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { callbackRoute, callbackTokenOf } from './callback-route.js';
+import { callbackRoute, callbackTokenOf, warnIfProxyUntrusted } from './callback-route.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
 import {
@@ -524,6 +524,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     return response;
   };
   logger.info(describeRuntime(runtime, options.workers));
+  warnIfProxyUntrusted(logger, { publicUrl, trustProxy: options.http?.trustProxy });
 
   return {
     engine,

@@ -248,6 +248,24 @@ describe('the callback route', () => {
     }
   });
 
+  it('warns once at start-up when publicUrl names a public host and no proxy is trusted', async () => {
+    const warnings = () =>
+      logger.lines.filter((line) => line.message.includes('http.trustProxy (TRUST_PROXY) is not set'));
+    await start();
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]?.message).toContain(`publicUrl is ${PUBLIC}`);
+    expect(warnings()[0]?.message).toContain('callbackPostsPerSecond');
+    await (server as TaskServer).close();
+    await ci?.close();
+    await start({ http: { trustProxy: 'loopback' } });
+    expect(warnings()).toEqual([]);
+    await (server as TaskServer).close();
+    await ci?.close();
+    // A loopback base names no proxy: local development and the test kit stay quiet.
+    await start({ publicUrl: 'http://127.0.0.1:3000' });
+    expect(warnings()).toEqual([]);
+  });
+
   it('refuses a timeout past the task TTL at the call', async () => {
     await start({ policy: { maxTtlMs: 60_000 } });
     const created = await (server as TaskServer).engine.create(ALICE, {

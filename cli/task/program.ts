@@ -12,6 +12,7 @@ import {
   TaskClientError,
   type TaskServerTarget,
 } from '../../src/client/index.js';
+import { PACKAGE_VERSION } from '../../src/client/package-version.js';
 import { drive, report, settle } from './drive.js';
 import { ExitCode, UsageError } from './exit-codes.js';
 import { type CliOutput, processOutput } from './output.js';
@@ -58,7 +59,7 @@ async function open(flags: ConnectionFlags, target: string): Promise<TaskClient>
     ...(flags.dialect && { dialect: flags.dialect as DialectChoice }),
     headers: headers(flags.header),
     ...(flags.bearer !== undefined && { bearer: flags.bearer }),
-    clientInfo: { name: 'mcp-task', version: '0.1.0' },
+    clientInfo: { name: 'mcp-task', version: PACKAGE_VERSION },
   });
 }
 

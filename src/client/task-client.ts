@@ -14,6 +14,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { TaskClientError, TaskClientErrorCode } from './errors.js';
 import type { ListenTarget } from './listen-stream.js';
+import { PACKAGE_VERSION } from './package-version.js';
 import { RawChannel } from './raw-channel.js';
 import { TaskHandle, type TaskHandleHost } from './task-handle.js';
 import {
@@ -119,7 +120,7 @@ export interface TaskClient {
   close(): Promise<void>;
 }
 
-const DEFAULT_CLIENT_INFO = { name: 'mcp-task-server-client', version: '0.1.0' };
+const DEFAULT_CLIENT_INFO = { name: 'mcp-task-server-client', version: PACKAGE_VERSION };
 
 /**
  * Connects to an MCP server that runs task tools, over Streamable HTTP (a URL), stdio (a

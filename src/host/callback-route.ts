@@ -19,7 +19,13 @@ import {
 import { callbackTokenHash, looksLikeCallbackToken } from '../engine/callbacks.js';
 import type { CallbackCheck, CallbackDelivery, TaskEngine } from '../engine/engine.js';
 import type { TaskObserver } from '../engine/lifecycle.js';
-import { addressBudget, type ClientAddressResolver, type ClientConnection } from '../http/client-address.js';
+import {
+  addressBudget,
+  type ClientAddressResolver,
+  type ClientConnection,
+  isLoopbackHost,
+  type TrustProxy,
+} from '../http/client-address.js';
 import { parseJsonBody, readText } from '../http/json-body.js';
 import type { Logger } from '../observe/logger.js';
 import type { RedisClient } from '../runtime/bullmq/index.js';
@@ -158,6 +164,28 @@ export function callbackRoute(deps: CallbackRouteDeps): CallbackRoute {
     }
     return response;
   };
+}
+
+/**
+ * Warns, once at start-up, when callback URLs name a public host (`publicUrl`) but no proxy is
+ * trusted (`http.trustProxy`): behind a reverse proxy, which a public name usually means, every
+ * callback POST then comes from the proxy's address, so all senders share one per-address budget
+ * (`callbackPostsPerSecond`) and the audit line names the proxy, not the sender. A loopback
+ * `publicUrl` (local development, the test kit) names no proxy and is left alone.
+ */
+export function warnIfProxyUntrusted(
+  logger: Logger,
+  settings: { readonly publicUrl: string | undefined; readonly trustProxy: TrustProxy | undefined },
+): void {
+  const { publicUrl, trustProxy } = settings;
+  if (publicUrl === undefined || (trustProxy !== undefined && trustProxy.length > 0)) return;
+  if (isLoopbackHost(new URL(publicUrl).hostname)) return;
+  logger.warn(
+    `publicUrl is ${publicUrl} but http.trustProxy (TRUST_PROXY) is not set: if a proxy forwards the callback POSTs, ` +
+      "they all count against the proxy's address (callbackPostsPerSecond) and the audit log names the proxy, " +
+      "not the sender. List the proxy's addresses in http.trustProxy (or TRUST_PROXY)",
+    { publicUrl },
+  );
 }
 
 /** The HTTP answer to a delivery (see the table in docs/guide/waiting.md). */

@@ -1,6 +1,8 @@
 /**
- * The MCP endpoint on node:http, one web `Request` per call. The SDK's generic adapter
- * (`toNodeHandler`) suits every other route, but on the endpoint it made each call pay twice:
+ * Every route on node:http, one web `Request` per call, on a fixed origin (the `Host` header
+ * never reaches the URL: the SDK's generic adapter, `toNodeHandler`, built it from Host, so a
+ * hostile Host could pick another route, or make the URL unparsable and every answer a 500).
+ * On the MCP endpoint the adapter also made each call pay twice:
  * admission needs a headers-only `Request` before any body byte is read, the adapter then built a
  * second one (headers copied again, the body re-wrapped in a web stream, a second abort signal
  * linked to it) and the front read that stream back. Every plain `tools/call` allocated ~20 KB
@@ -12,18 +14,47 @@ import type http from 'node:http';
 import { Readable } from 'node:stream';
 import { type BodyReading, bodyTooLarge, parseJsonBody } from '../http/json-body.js';
 
+/** The origin every request's URL is put on: routing reads the path and query only. */
+const FIXED_ORIGIN = 'http://localhost';
+
 /**
- * The request line and headers as a web `Request` without a body: what admission looks at, and,
- * with the body handed over parsed, all the SDK needs. `signal` aborts when the client hangs up.
+ * The request target (`req.url`) as a URL on a fixed origin, whatever the `Host` header says: a
+ * client's Host (`evil/metrics?`, `a b`) must neither pick the route nor make the URL unparsable.
+ * An absolute-form target (`GET http://host/path`) keeps its path and query. `undefined` when
+ * the target is no URL at all (the caller answers 400).
  */
-export function requestHead(req: http.IncomingMessage, signal?: AbortSignal): Request {
+export function requestUrl(target: string | undefined): URL | undefined {
+  const raw = target ?? '/';
+  try {
+    // Concatenated, not resolved against a base: `//name/path` is a path here, not another host.
+    const url = raw.startsWith('/') ? new URL(`${FIXED_ORIGIN}${raw}`) : new URL(raw);
+    return url.origin === FIXED_ORIGIN ? url : new URL(`${FIXED_ORIGIN}${url.pathname}${url.search}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a request whose target is no URL gets (see `requestUrl`). */
+export function badTargetResponse(): Response {
+  return new Response('Bad request: the request target is not a URL\n', {
+    status: 400,
+    headers: { 'content-type': 'text/plain' },
+  });
+}
+
+/**
+ * The request line and headers as a web `Request` without a body, on `url` (from `requestUrl`):
+ * what admission looks at, and, with the body handed over parsed, all the SDK needs. `signal`
+ * aborts when the client hangs up.
+ */
+export function requestHead(req: http.IncomingMessage, url: URL, signal?: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
     if (Array.isArray(value)) for (const one of value) headers.append(name, one);
     else headers.append(name, value);
   }
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+  return new Request(url, {
     method: req.method ?? 'GET',
     headers,
     ...(signal && { signal }),
@@ -31,15 +62,15 @@ export function requestHead(req: http.IncomingMessage, signal?: AbortSignal): Re
 }
 
 /**
- * A web `Request` whose body streams from the socket as it is read (nothing is buffered ahead),
- * on a fixed base URL: the path comes from the request line alone, never from the `Host`
- * header. For routes that check headers and budgets before reading a bounded body (callbacks).
+ * A web `Request` on `url` (from `requestUrl`) whose body streams from the socket as it is read
+ * (nothing is buffered ahead). For routes that check headers and budgets before reading a
+ * bounded body themselves (callbacks, the dashboard) or read none (operator routes).
  */
-export function streamingRequest(req: http.IncomingMessage, signal?: AbortSignal): Request {
-  const head = requestHead(req, signal);
+export function streamingRequest(req: http.IncomingMessage, url: URL, signal?: AbortSignal): Request {
+  const head = requestHead(req, url, signal);
   const method = req.method ?? 'GET';
   const withBody = method !== 'GET' && method !== 'HEAD';
-  return new Request(new URL(req.url ?? '/', 'http://localhost'), {
+  return new Request(url, {
     method,
     headers: head.headers,
     ...(signal && { signal }),

@@ -9,9 +9,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { isLoopbackHost } from '../http/client-address.js';
 import type { Logger } from '../observe/logger.js';
 import type { TaskMetrics } from '../observe/metrics.js';
+import { requestUrl } from './node-http.js';
 
 /** What one readiness check found: `ok`, or why not. */
 export type CheckResult = 'ok' | (string & {});
@@ -156,16 +157,11 @@ export function warnIfMetricsOpen(
   logger: Logger,
   served: { readonly metrics: boolean; readonly token: boolean; readonly host: string },
 ): void {
-  if (!served.metrics || served.token || isLoopback(served.host)) return;
+  if (!served.metrics || served.token || isLoopbackHost(served.host)) return;
   logger.warn(
     `/metrics answers without a token on ${served.host}: set MCP_TASK_METRICS_TOKEN (or metrics: { token }), or bind to 127.0.0.1`,
     { host: served.host },
   );
-}
-
-function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true;
-  return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback';
 }
 
 export interface HealthServer {
@@ -182,7 +178,12 @@ export async function serveOperatorRoutes(
   listen: { port: number; host?: string },
 ): Promise<HealthServer> {
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // The path is the request line's alone, whatever the Host header says (see `requestUrl`).
+    const url = requestUrl(req.url);
+    if (!url) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('Bad request: the request target is not a URL\n');
+      return;
+    }
     const request = new Request(url, { method: req.method ?? 'GET', headers: toHeaders(req.headers) });
     void route(request, url)
       .then(async (response) => {

@@ -6,8 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { type AuthInfo, createRequestStateCodec, type Server } from '@modelcontextprotocol/server';
+import { createRequestStateCodec, type Server } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import {
   DASHBOARD_PATH,
@@ -47,10 +46,17 @@ import {
 import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
 import type { TaskManifest } from '../tools/definition.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { callbackRoute, callbackTokenOf } from './callback-route.js';
+import { callbackRoute, callbackTokenOf, warnIfProxyUntrusted } from './callback-route.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
-import { readNodeJsonBody, requestHead, streamingRequest, writeResponse } from './node-http.js';
+import {
+  badTargetResponse,
+  readNodeJsonBody,
+  requestHead,
+  requestUrl,
+  streamingRequest,
+  writeResponse,
+} from './node-http.js';
 import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
@@ -518,6 +524,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     return response;
   };
   logger.info(describeRuntime(runtime, options.workers));
+  warnIfProxyUntrusted(logger, { publicUrl, trustProxy: options.http?.trustProxy });
 
   return {
     engine,
@@ -530,23 +537,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       const path = listen.path ?? '/mcp';
       const host = listen.host ?? process.env.HOST ?? '127.0.0.1';
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
-      // Every route but the MCP endpoint (operator routes, the dashboard, 404s).
-      const handle = toNodeHandler(
-        {
-          fetch: (request: Request, options?: { authInfo?: AuthInfo }) =>
-            dispatch(
-              request,
-              async () => notFoundResponse(path),
-              (options?.authInfo as CarrierAuth | undefined)?.[CARRIED],
-            ),
-        },
-        { maxRequestBodySize: limits.maxBodyBytes },
-      );
       // The MCP endpoint: one Request serves admission and the call, and the body is read
       // (bounded) from the socket only once the front admitted its headers (see node-http.ts).
       const serveEndpoint = async (
         req: http.IncomingMessage,
         res: http.ServerResponse,
+        url: URL,
         connection: ClientConnection,
       ): Promise<void> => {
         // The hangup is held by `res` (strongly); the Request's signal follows it.
@@ -554,7 +550,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         res.once('close', () => {
           if (!res.writableFinished) hangup.abort();
         });
-        const request = requestHead(req, hangup.signal);
+        const request = requestHead(req, url, hangup.signal);
         const admission = await httpFront.admit(request, connection);
         if (admission instanceof Response) {
           metrics?.httpRequest(req.method ?? 'POST', admission.status);
@@ -567,30 +563,24 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         flushEventStreamHeaders(res);
         await writeResponse(res, response, hangup.signal);
       };
-      // Callback POSTs: the rate limits are taken on the headers, and the body is read from the
-      // socket only then, within `maxCallbackBodyBytes` (the generic adapter would buffer up to
-      // `maxBodyBytes` first). The path is the request line's, whatever the Host header says.
-      const serveCallback = async (
+      // Every other route (callbacks, operator routes, the dashboard, 404s): the body streams
+      // from the socket, read only by a route that wants it and within its own bound (callbacks:
+      // after their rate limits, within `maxCallbackBodyBytes`; the dashboard: its own).
+      const serveRoutes = async (
         req: http.IncomingMessage,
         res: http.ServerResponse,
+        url: URL,
         connection: ClientConnection,
       ): Promise<void> => {
         const hangup = new AbortController();
         res.once('close', () => {
           if (!res.writableFinished) hangup.abort();
         });
-        const request = streamingRequest(req, hangup.signal);
-        let response: Response;
-        try {
-          response = (await callbacks(request, new URL(request.url), connection)) ?? notFoundResponse(path);
-        } catch (error) {
-          logger.error('HTTP request failed', {
-            err: error,
-            path: withoutCallbackToken(new URL(request.url).pathname),
-          });
-          response = Response.json({ error: 'internal error' }, { status: 500 });
-        }
-        metrics?.httpRequest(req.method ?? 'POST', response.status);
+        const request = streamingRequest(req, url, hangup.signal);
+        const response = await dispatch(request, async () => notFoundResponse(path), connection);
+        // A body no route read is not drained for the next request on this connection.
+        if (!req.complete) res.setHeader('connection', 'close');
+        flushEventStreamHeaders(res);
         await writeResponse(res, response, hangup.signal);
       };
       // Timeouts are checked this often (Node's default, 30 s, would let a slow client hold a
@@ -600,26 +590,19 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         const connection: ClientConnection = {
           ...(req.socket.remoteAddress && { remoteAddress: req.socket.remoteAddress }),
         };
-        if (new URL(req.url ?? '/', 'http://localhost').pathname === path) {
-          serveEndpoint(req, res, connection).catch((error: unknown) => {
-            // The socket failed while the body was read or the answer written: nothing to answer.
-            logger.debug('MCP request abandoned', { error: error instanceof Error ? error.message : String(error) });
-            res.destroy();
-          });
+        // The path is the request line's alone: the Host header picks no route (see `requestUrl`).
+        const url = requestUrl(req.url);
+        if (!url) {
+          metrics?.httpRequest(req.method ?? 'GET', 400);
+          void writeWithoutBody(res, badTargetResponse());
           return;
         }
-        if (callbackTokenOf(new URL(req.url ?? '/', 'http://localhost').pathname) !== undefined) {
-          serveCallback(req, res, connection).catch((error: unknown) => {
-            logger.debug('Callback request abandoned', {
-              error: error instanceof Error ? error.message : String(error),
-            });
-            res.destroy();
-          });
-          return;
-        }
-        (req as { auth?: AuthInfo }).auth = carry(connection);
-        flushEventStreamHeaders(res);
-        void handle(req, res);
+        const serve = url.pathname === path ? serveEndpoint : serveRoutes;
+        serve(req, res, url, connection).catch((error: unknown) => {
+          // The socket failed while the body was read or the answer written: nothing to answer.
+          logger.debug('HTTP request abandoned', { error: error instanceof Error ? error.message : String(error) });
+          res.destroy();
+        });
       });
       server.maxConnections = limits.maxConnections;
       server.headersTimeout = limits.headersTimeoutMs;
@@ -695,20 +678,6 @@ function rateLimitStore(setup: RedisSetup, logger: Logger): { redis: RedisClient
     redis: createRedisClient(setup.connection, 'request', logger, 'rate-limits'),
     prefix: `${setup.prefix ?? DEFAULT_PREFIX}::${setup.queue ?? DEFAULT_QUEUE}`,
   };
-}
-
-const CARRIED = Symbol('mcp-task-server connection');
-type CarrierAuth = AuthInfo & { [CARRIED]?: ClientConnection };
-
-/**
- * The node adapter passes `req.auth` on as the request's `authInfo`; the client's connection
- * rides along on it. There is no `AuthInfo` to give the SDK here (routes other than the MCP
- * endpoint resolve their own callers), so the carrier is an object `fetch` unwraps again.
- */
-function carry(connection: ClientConnection): AuthInfo {
-  const carrier = {} as CarrierAuth;
-  carrier[CARRIED] = connection;
-  return carrier;
 }
 
 /** Answers a refused request without reading its body, and closes the connection so none is drained. */

@@ -47,6 +47,13 @@ export function clientAddressResolver(trustProxy: TrustProxy | undefined): Clien
   };
 }
 
+/** Whether `host` (a host name, or an IPv4/IPv6 address, bracketed or not) is this machine's loopback. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return ipaddr.isValid(bare) && ipaddr.process(bare).range() === 'loopback';
+}
+
 /** Who holds a budget or a quota slot: the principal, else the address it comes from. */
 export interface CallerIdentity {
   readonly principal: string | null;

@@ -5,47 +5,29 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import type { TaskEvent, TaskExecutor } from '../../src/engine/runtime.js';
 import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
 import { sleep } from '../contract/runtime-contract.js';
+import { useRedisScope } from '../support/redis-scope.js';
 import { ChildWorker } from './child-worker.js';
-import {
-  deleteKeysUnder,
-  describeWithRedis,
-  newRecord,
-  quietLogger,
-  REDIS_URL,
-  randomPrefix,
-  waitForRecord,
-} from './support.js';
+import { describeWithRedis, newRecord, quietLogger, REDIS_URL, waitForRecord } from './support.js';
 
 /** Short lock and stall timings, the same in every process (docs/design/bullmq.md §2). */
 const FAST_STALLS = { LOCK_MS: 1000, STALLED_MS: 500 };
 
 describeWithRedis('bullmq runtime across processes', () => {
-  let prefix: string;
-  let closers: (() => Promise<unknown>)[];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    closers = [];
-  });
-
-  afterEach(async () => {
-    for (const close of closers.reverse()) await close();
-    await deleteKeysUnder(prefix);
-  });
+  const scope = useRedisScope();
 
   function startChild(settings: Record<string, number> = {}): ChildWorker {
-    const child = new ChildWorker(prefix, settings);
-    closers.push(() => child.stop());
+    const child = new ChildWorker(scope.prefix, settings);
+    scope.onClose(() => child.stop());
     return child;
   }
 
   function startRuntime(): BullmqTaskRuntime {
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
-    closers.push(() => runtime.close());
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
+    scope.onClose(() => runtime.close());
     return runtime;
   }
 
@@ -105,8 +87,8 @@ describeWithRedis('bullmq runtime across processes', () => {
     const executor: TaskExecutor = {
       execute: async () => ({ kind: 'result', result: { content: [] }, isError: false }),
     };
-    const worker = new TaskWorker({ connection: REDIS_URL, prefix, executor, logger: quietLogger });
-    closers.push(() => worker.close());
+    const worker = new TaskWorker({ connection: REDIS_URL, prefix: scope.prefix, executor, logger: quietLogger });
+    scope.onClose(() => worker.close());
     expect((await waitForRecord(runtime, task.taskId, (record) => record.status === 'completed')).status).toBe(
       'completed',
     );
@@ -147,13 +129,13 @@ describeWithRedis('bullmq runtime across processes', () => {
     };
     const worker = new TaskWorker({
       connection: REDIS_URL,
-      prefix,
+      prefix: scope.prefix,
       executor,
       lockDurationMs: FAST_STALLS.LOCK_MS,
       stalledIntervalMs: FAST_STALLS.STALLED_MS,
       logger: quietLogger,
     });
-    closers.push(() => worker.close());
+    scope.onClose(() => worker.close());
     const failed = await waitForRecord(runtime, task.taskId, (record) => record.status === 'failed', 8000);
     expect(failed.statusMessage).toMatch(/worker running this task was lost/);
     expect(failed.outcome).toMatchObject({ kind: 'error', error: { code: -32603 } });
@@ -200,12 +182,12 @@ describeWithRedis('bullmq runtime across processes', () => {
     expect(waiting.statusMessage).toBe('attempt 2 of 3 in 1.5 s: ECONNRESET');
     // The back-off holds no job in that worker (it waits in the delayed set): killing it loses nothing.
     const redis = new Redis(REDIS_URL);
-    closers.push(async () => redis.disconnect());
+    scope.onClose(async () => redis.disconnect());
     const queue = new Queue(runtime.names.shards[0]?.queue as string, {
       connection: redis,
       prefix: runtime.names.prefix,
     });
-    closers.push(() => queue.close());
+    scope.onClose(() => queue.close());
     await vi.waitFor(async () => expect(await queue.getJobState(task.taskId)).toBe('delayed'), { timeout: 5000 });
     first.kill('SIGKILL');
     await first.exited;
@@ -218,6 +200,6 @@ describeWithRedis('bullmq runtime across processes', () => {
     const rerun = await second.waitFor((report) => report.event === 'started' && report.taskId === task.taskId);
     expect(rerun.attempt).toBe(2);
     // The step ran once over both attempts and both processes.
-    expect(await redis.get(`${prefix}:effects:${task.taskId}`)).toBe('1');
+    expect(await redis.get(`${scope.prefix}:effects:${task.taskId}`)).toBe('1');
   }, 40_000);
 });

@@ -4,44 +4,28 @@
  * slot whose holder stopped renewing it (a killed worker) frees itself when its lease runs out.
  */
 import { Queue } from 'bullmq';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { isTerminal } from '../../src/engine/task.js';
 import { createRedisClient } from '../../src/runtime/bullmq/connection.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
 import { PrincipalShares, SHARE_LEASE_MS } from '../../src/runtime/bullmq/principal-shares.js';
 import { sleep } from '../contract/runtime-contract.js';
+import { useRedisScope } from '../support/redis-scope.js';
 import { ChildWorker } from './child-worker.js';
-import {
-  deleteKeysUnder,
-  describeWithRedis,
-  newRecord,
-  quietLogger,
-  REDIS_URL,
-  randomPrefix,
-  waitForRecord,
-  withRedis,
-} from './support.js';
+import { describeWithRedis, newRecord, quietLogger, REDIS_URL, waitForRecord, withRedis } from './support.js';
 
 describeWithRedis('fair shares between principals on BullMQ', () => {
-  let prefix: string;
-  let closers: (() => Promise<unknown>)[];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    closers = [];
-  });
-
-  afterEach(async () => {
-    for (const close of closers.reverse()) await close();
-    await deleteKeysUnder(prefix);
-  });
+  const scope = useRedisScope();
 
   it("keeps one principal within its share across two worker processes while another's task starts", async () => {
-    const children = [new ChildWorker(prefix, { CONCURRENCY: 4 }), new ChildWorker(prefix, { CONCURRENCY: 4 })];
-    for (const child of children) closers.push(() => child.stop());
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
-    closers.push(() => runtime.close());
+    const children = [
+      new ChildWorker(scope.prefix, { CONCURRENCY: 4 }),
+      new ChildWorker(scope.prefix, { CONCURRENCY: 4 }),
+    ];
+    for (const child of children) scope.onClose(() => child.stop());
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
+    scope.onClose(() => runtime.close());
     await Promise.all(children.map((child) => child.ready()));
 
     const alices = await Promise.all(
@@ -62,7 +46,7 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
       const done = await waitForRecord(runtime, task.taskId, (record) => isTerminal(record.status), 30_000);
       expect(done.status).toBe('completed');
     }
-    const most = await withRedis((client) => client.get(`${prefix}:share-most:alice`));
+    const most = await withRedis((client) => client.get(`${scope.prefix}:share-most:alice`));
     expect(Number(most)).toBe(2);
     // Both processes ran some of Alice's tasks: the bound held across them, not inside one.
     for (const child of children) {
@@ -73,10 +57,10 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
   it("frees a SIGKILLed worker's slot when its task fails as lost, and the principal's next task starts", async () => {
     // Short lock and stall timings in both processes; a lost worker fails its task at once.
     const settings = { LOCK_MS: 1000, STALLED_MS: 500, MAX_STALLED: 0 };
-    const children = [new ChildWorker(prefix, settings), new ChildWorker(prefix, settings)];
-    for (const child of children) closers.push(() => child.stop());
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
-    closers.push(() => runtime.close());
+    const children = [new ChildWorker(scope.prefix, settings), new ChildWorker(scope.prefix, settings)];
+    for (const child of children) scope.onClose(() => child.stop());
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
+    scope.onClose(() => runtime.close());
     await Promise.all(children.map((child) => child.ready()));
 
     const hung = await runtime.create(newRecord({ script: 'hang' }), { maxRunningForOwner: 1 });
@@ -92,11 +76,11 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
       (record) => record.statusMessage === 'queued (1 running for this caller)',
     );
     // Killed only once the waiting job has left its worker (it may be the same process).
-    const queue = new Queue(runtimeNames(prefix).shardOf(next.taskId).queue, {
+    const queue = new Queue(runtimeNames(scope.prefix).shardOf(next.taskId).queue, {
       connection: { url: REDIS_URL },
-      prefix,
+      prefix: scope.prefix,
     });
-    closers.push(() => queue.close());
+    scope.onClose(() => queue.close());
     for (let tries = 0; !(await (await queue.getJob(next.taskId))?.isDelayed()); tries++) {
       if (tries > 200) throw new Error('the waiting job never left its worker');
       await sleep(10);
@@ -111,15 +95,15 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
 
   it('frees a slot whose holder stopped renewing it once its lease runs out', async () => {
     const client = createRedisClient(REDIS_URL, 'worker', quietLogger, 'share-test');
-    closers.push(async () => client.quit());
+    scope.onClose(async () => client.quit());
     let now = Date.now();
     const shares = new PrincipalShares(
       client,
-      runtimeNames(prefix),
+      runtimeNames(scope.prefix),
       () => now,
       () => {},
     );
-    closers.push(() => shares.close());
+    scope.onClose(() => shares.close());
     const held = await shares.acquire('alice', 'task-1', 1, 1);
     expect('release' in held).toBe(true);
     expect(await shares.acquire('alice', 'task-2', 1, 2)).toEqual({ running: 1 });

@@ -3,13 +3,14 @@
  * decision 5): a parked job frees its slot, survives the death of its worker, and runs again,
  * replaying answers and `step` results, once answered.
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { type Caller, TaskEngine } from '../../src/engine/engine.js';
 import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js';
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
+import { useRedisScope } from '../support/redis-scope.js';
 import { ChildWorker } from './child-worker.js';
-import { deleteKeysUnder, describeWithRedis, quietLogger, REDIS_URL, randomPrefix, withRedis } from './support.js';
+import { describeWithRedis, quietLogger, REDIS_URL, withRedis } from './support.js';
 
 const ALICE: Caller = { principal: 'alice' };
 /**
@@ -44,28 +45,17 @@ async function allInState(engine: TaskEngine, ids: readonly string[], accept: (r
 }
 
 describeWithRedis('questions on the BullMQ runtime', () => {
-  let prefix: string;
-  let closers: (() => Promise<unknown>)[];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    closers = [];
-  });
-
-  afterEach(async () => {
-    for (const close of closers.reverse()) await close();
-    await deleteKeysUnder(prefix);
-  });
+  const scope = useRedisScope();
 
   it('keeps 500 tasks waiting at once with one worker of concurrency 1, and completes them all when answered', async () => {
     const executor = new AskingExecutor();
     const runtime = new BullmqTaskRuntime({
       connection: REDIS_URL,
-      prefix,
+      prefix: scope.prefix,
       logger: quietLogger,
       worker: { executor, concurrency: 1, inputGraceMs: 5, logger: quietLogger },
     });
-    closers.push(() => runtime.close());
+    scope.onClose(() => runtime.close());
     await runtime.worker?.started;
     const engine = new TaskEngine({ runtime });
 
@@ -93,11 +83,11 @@ describeWithRedis('questions on the BullMQ runtime', () => {
   }, 120_000);
 
   it('loses nothing when the worker is killed while tasks wait: each completes once, each side effect once', async () => {
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
-    closers.push(() => runtime.close());
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
+    scope.onClose(() => runtime.close());
     const engine = new TaskEngine({ runtime });
-    const first = new ChildWorker(prefix, CHILD_SETTINGS);
-    closers.push(() => first.stop());
+    const first = new ChildWorker(scope.prefix, CHILD_SETTINGS);
+    scope.onClose(() => first.stop());
     await first.ready();
 
     const ids = (
@@ -111,15 +101,15 @@ describeWithRedis('questions on the BullMQ runtime', () => {
 
     // Answered while no worker runs at all; a new worker process picks the tasks up.
     await Promise.all(ids.map((id) => engine.answer(ALICE, id, { approve: accept }, anyAnswer)));
-    const second = new ChildWorker(prefix, CHILD_SETTINGS);
-    closers.push(() => second.stop());
+    const second = new ChildWorker(scope.prefix, CHILD_SETTINGS);
+    scope.onClose(() => second.stop());
     await second.ready();
     const done = await allInState(engine, ids, (r) => r.status === 'completed', 30_000);
     expect(done).toHaveLength(20);
 
     const counts = await withRedis(async (client) => {
-      const effects = await client.mget(...ids.map((id) => `${prefix}:effects:${id}`));
-      const completions = await client.mget(...ids.map((id) => `${prefix}:completions:${id}`));
+      const effects = await client.mget(...ids.map((id) => `${scope.prefix}:effects:${id}`));
+      const completions = await client.mget(...ids.map((id) => `${scope.prefix}:completions:${id}`));
       return { effects, completions };
     });
     expect(counts.effects).toEqual(ids.map(() => '1'));

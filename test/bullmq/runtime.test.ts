@@ -3,12 +3,13 @@
  * queue), a restart of the server-side runtime, and an unreachable Redis.
  */
 import { Queue } from 'bullmq';
-import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { TaskEngine } from '../../src/engine/engine.js';
 import type { TaskExecutor } from '../../src/engine/runtime.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
 import { sleep } from '../contract/runtime-contract.js';
+import { useRedisScope } from '../support/redis-scope.js';
 import {
   deleteKeysUnder,
   describeWithRedis,
@@ -30,34 +31,23 @@ class CountingExecutor implements TaskExecutor {
 }
 
 describeWithRedis('bullmq runtime storage', () => {
-  let prefix: string;
-  let closers: (() => Promise<unknown>)[];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    closers = [];
-  });
-
-  afterEach(async () => {
-    for (const close of closers.reverse()) await close();
-    await deleteKeysUnder(prefix);
-  });
+  const scope = useRedisScope();
 
   function startRuntime(): BullmqTaskRuntime {
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
-    closers.push(() => runtime.close());
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
+    scope.onClose(() => runtime.close());
     return runtime;
   }
 
   function startWorker(executor: TaskExecutor, orphanWaitMs?: number): TaskWorker {
     const worker = new TaskWorker({
       connection: REDIS_URL,
-      prefix,
+      prefix: scope.prefix,
       executor,
       logger: quietLogger,
       ...(orphanWaitMs !== undefined && { orphanWaitMs }),
     });
-    closers.push(() => worker.close());
+    scope.onClose(() => worker.close());
     return worker;
   }
 
@@ -117,8 +107,8 @@ describeWithRedis('bullmq runtime storage', () => {
   it('removes a waiting job on cancel, so no worker ever runs it', async () => {
     const runtime = startRuntime();
     const task = await runtime.create(newRecord({}));
-    const queue = new Queue(runtime.names.shards[0]!.queue, { connection: { url: REDIS_URL }, prefix });
-    closers.push(() => queue.close());
+    const queue = new Queue(runtime.names.shards[0]!.queue, { connection: { url: REDIS_URL }, prefix: scope.prefix });
+    scope.onClose(() => queue.close());
     expect(await queue.getJobState(task.taskId)).toBe('waiting');
 
     expect((await runtime.cancel(task.taskId, 'cancelled by client'))?.status).toBe('cancelled');
@@ -132,8 +122,8 @@ describeWithRedis('bullmq runtime storage', () => {
 
   it('runs nothing for a job whose record is missing (its creation died half-way), and fails it as an orphan', async () => {
     const runtime = startRuntime();
-    const queue = new Queue(runtime.names.shards[0]!.queue, { connection: { url: REDIS_URL }, prefix });
-    closers.push(() => queue.close());
+    const queue = new Queue(runtime.names.shards[0]!.queue, { connection: { url: REDIS_URL }, prefix: scope.prefix });
+    scope.onClose(() => queue.close());
     await queue.add('t', { tool: 't' }, { jobId: 'orphan-job' });
     const executor = new CountingExecutor();
     await startWorker(executor, 300).started;
@@ -150,11 +140,11 @@ describeWithRedis('bullmq runtime storage', () => {
     // Nothing listens on port 1.
     const runtime = new BullmqTaskRuntime({
       connection: 'redis://127.0.0.1:1',
-      prefix,
+      prefix: scope.prefix,
       operationTimeoutMs: 1500,
       logger: quietLogger,
     });
-    closers.push(() => runtime.close());
+    scope.onClose(() => runtime.close());
     const startedAt = Date.now();
     const results = await Promise.allSettled([runtime.create(newRecord({})), runtime.get('some-task')]);
     const elapsed = Date.now() - startedAt;
@@ -168,7 +158,7 @@ describeWithRedis('bullmq runtime storage', () => {
     const runtime = startRuntime();
     // A real Redis failure: BullMQ's add script appends to the queue's event stream, and a
     // string under that key makes it fail with WRONGTYPE after our record was written.
-    await withRedis((redis) => redis.set(`${prefix}:${runtime.names.shards[0]!.queue}:events`, 'not a stream'));
+    await withRedis((redis) => redis.set(`${scope.prefix}:${runtime.names.shards[0]!.queue}:events`, 'not a stream'));
     const record = newRecord({});
     await expect(runtime.create(record)).rejects.toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
     await expect
@@ -196,8 +186,13 @@ describeWithRedis('bullmq runtime storage', () => {
   });
 
   it('spreads tasks over shards on one Redis; a worker given some shards runs only their tasks', async () => {
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, shards: 3, logger: quietLogger });
-    closers.push(() => runtime.close());
+    const runtime = new BullmqTaskRuntime({
+      connection: REDIS_URL,
+      prefix: scope.prefix,
+      shards: 3,
+      logger: quietLogger,
+    });
+    scope.onClose(() => runtime.close());
     const onShard = (shard: number) => {
       for (;;) {
         const record = newRecord({});
@@ -212,21 +207,21 @@ describeWithRedis('bullmq runtime storage', () => {
     const executor = new CountingExecutor();
     const worker = new TaskWorker({
       connection: REDIS_URL,
-      prefix,
+      prefix: scope.prefix,
       shards: 3,
       consumeShards: [0, 2],
       executor,
       logger: quietLogger,
     });
-    closers.push(() => worker.close());
+    scope.onClose(() => worker.close());
     for (const task of [first, third])
       await waitForRecord(runtime, task!.taskId, (record) => record.status === 'completed');
     await sleep(300);
     expect(executor.ran.sort()).toEqual([first!.taskId, third!.taskId].sort());
     expect((await runtime.get(second!.taskId))?.status).toBe('working');
-    expect(() => new TaskWorker({ connection: REDIS_URL, prefix, shards: 3, consumeShards: [3], executor })).toThrow(
-      /consumeShards: 3 is not a shard; the app has shards 0 to 2/,
-    );
+    expect(
+      () => new TaskWorker({ connection: REDIS_URL, prefix: scope.prefix, shards: 3, consumeShards: [3], executor }),
+    ).toThrow(/consumeShards: 3 is not a shard; the app has shards 0 to 2/);
   });
 });
 

@@ -3,14 +3,15 @@
  * a thousand of them sleep on one slot and wake on time, a sleep outlives the SIGKILL of its
  * worker and a restart of the server side, and a cancel removes the parked job.
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { type Caller, TaskEngine } from '../../src/engine/engine.js';
 import type { LifecycleEvent } from '../../src/engine/lifecycle.js';
 import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js';
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
+import { useRedisScope } from '../support/redis-scope.js';
 import { ChildWorker } from './child-worker.js';
-import { deleteKeysUnder, describeWithRedis, quietLogger, REDIS_URL, randomPrefix, withRedis } from './support.js';
+import { describeWithRedis, quietLogger, REDIS_URL, withRedis } from './support.js';
 
 const ALICE: Caller = { principal: 'alice' };
 const BOB: Caller = { principal: 'bob' };
@@ -38,27 +39,16 @@ class SleepingExecutor implements TaskExecutor {
 }
 
 describeWithRedis('sleeps on the BullMQ runtime', () => {
-  let prefix: string;
-  let closers: (() => Promise<unknown>)[];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    closers = [];
-  });
-
-  afterEach(async () => {
-    for (const close of closers.reverse()) await close();
-    await deleteKeysUnder(prefix);
-  });
+  const scope = useRedisScope();
 
   function start(executor: TaskExecutor, concurrency = 1): { runtime: BullmqTaskRuntime; engine: TaskEngine } {
     const runtime = new BullmqTaskRuntime({
       connection: REDIS_URL,
-      prefix,
+      prefix: scope.prefix,
       logger: quietLogger,
       worker: { executor, concurrency, inputGraceMs: 200, shutdownGraceMs: 200, logger: quietLogger },
     });
-    closers.push(() => runtime.close());
+    scope.onClose(() => runtime.close());
     return { runtime, engine: new TaskEngine({ runtime }) };
   }
 
@@ -122,10 +112,10 @@ describeWithRedis('sleeps on the BullMQ runtime', () => {
   }, 60_000);
 
   it('sleeps through a SIGKILL of its worker and a restart of the server: the side effect and the end happen once', async () => {
-    let server = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
+    let server = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
     let engine = new TaskEngine({ runtime: server });
-    const first = new ChildWorker(prefix, CHILD_SETTINGS);
-    closers.push(() => first.stop());
+    const first = new ChildWorker(scope.prefix, CHILD_SETTINGS);
+    scope.onClose(() => first.stop());
     await first.ready();
     const ids = (
       await Promise.all(
@@ -144,12 +134,12 @@ describeWithRedis('sleeps on the BullMQ runtime', () => {
     await first.exited;
     // The server side goes too, and a new one comes up: nothing of the sleep lived in either.
     await server.close();
-    server = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
-    closers.push(() => server.close());
+    server = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
+    scope.onClose(() => server.close());
     engine = new TaskEngine({ runtime: server });
     expect((await engine.get(ALICE, ids[0] as string)).status).toBe('working');
-    const second = new ChildWorker(prefix, CHILD_SETTINGS);
-    closers.push(() => second.stop());
+    const second = new ChildWorker(scope.prefix, CHILD_SETTINGS);
+    scope.onClose(() => second.stop());
     await second.ready();
     const done = await Promise.all(ids.map((id) => engine.waitForTerminal(ALICE, id, AbortSignal.timeout(30_000))));
     for (const [index, record] of done.entries()) {
@@ -157,8 +147,8 @@ describeWithRedis('sleeps on the BullMQ runtime', () => {
       expect(record.lastUpdatedAt).toBeGreaterThanOrEqual(asleep[index]?.sleeps?.sleep as number);
     }
     const counts = await withRedis(async (client) => ({
-      effects: await client.mget(...ids.map((id) => `${prefix}:effects:${id}`)),
-      completions: await client.mget(...ids.map((id) => `${prefix}:completions:${id}`)),
+      effects: await client.mget(...ids.map((id) => `${scope.prefix}:effects:${id}`)),
+      completions: await client.mget(...ids.map((id) => `${scope.prefix}:completions:${id}`)),
     }));
     expect(counts.effects).toEqual(ids.map(() => '1'));
     expect(counts.completions).toEqual(ids.map(() => '1'));
@@ -199,12 +189,12 @@ describeWithRedis('sleeps on the BullMQ runtime', () => {
   });
 
   async function jobExists(taskId: string): Promise<boolean> {
-    return withRedis(async (client) => (await client.exists(`${prefix}:{tasks}:${taskId}`)) === 1);
+    return withRedis(async (client) => (await client.exists(`${scope.prefix}:{tasks}:${taskId}`)) === 1);
   }
 
   async function waitForDelayedJob(taskId: string): Promise<void> {
     for (let tries = 0; tries < 100; tries++) {
-      const delayed = await withRedis((client) => client.zscore(`${prefix}:{tasks}:delayed`, taskId));
+      const delayed = await withRedis((client) => client.zscore(`${scope.prefix}:{tasks}:delayed`, taskId));
       if (delayed !== null) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

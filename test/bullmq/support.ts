@@ -6,10 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, it } from 'vitest';
+import { callbackTokenHash } from '../../src/engine/callbacks.js';
 import { newTaskId } from '../../src/engine/engine.js';
 import type { TaskRuntime } from '../../src/engine/runtime.js';
 import type { NewTaskRecord, TaskRecord } from '../../src/engine/task.js';
 import { silentLogger } from '../../src/observe/logger.js';
+import type { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const quietLogger = silentLogger;
@@ -109,6 +111,17 @@ export function waitForRecord(
       if (record && accept(record)) finish(record);
     }, reject);
   });
+}
+
+/** Whether Redis holds the index entry of a callback token, under the runtime's key names. */
+export async function callbackTokenStored(
+  runtime: BullmqTaskRuntime,
+  token: string,
+  client?: Pick<Redis, 'exists'>,
+): Promise<boolean> {
+  const key = runtime.names.callbackToken(callbackTokenHash(token));
+  const count = client ? await client.exists(key) : await withRedis((own) => own.exists(key));
+  return count === 1;
 }
 
 /** A new task record as the engine would hand it to a runtime. */

@@ -6,20 +6,13 @@
  */
 
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { answerChange } from '../../src/engine/inputs.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
+import { useRedisScope } from '../support/redis-scope.js';
 import { ChildWorker } from './child-worker.js';
-import {
-  deleteKeysUnder,
-  describeWithRedis,
-  newRecord,
-  quietLogger,
-  REDIS_URL,
-  randomPrefix,
-  waitForRecord,
-} from './support.js';
+import { describeWithRedis, newRecord, quietLogger, REDIS_URL, waitForRecord } from './support.js';
 
 const TOOL = 'count_primes';
 /** Any answer will do: the fixture's question takes whatever it gets. */
@@ -27,29 +20,18 @@ const anyAnswer = () => undefined;
 const WAITING = 'waiting for a worker with count_primes version 3';
 
 describeWithRedis('bullmq version pinning across processes', () => {
-  let prefix: string;
-  let closers: (() => Promise<unknown>)[];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    closers = [];
-  });
-
-  afterEach(async () => {
-    for (const close of closers.reverse()) await close();
-    await deleteKeysUnder(prefix);
-  });
+  const scope = useRedisScope();
 
   function startChild(version: string, settings: Record<string, number> = {}): ChildWorker {
     // A short grace, so a question parks its job (frees the slot) within the test.
-    const child = new ChildWorker(prefix, { TOOL_VERSION: version, INPUT_GRACE_MS: 200, ...settings });
-    closers.push(() => child.stop());
+    const child = new ChildWorker(scope.prefix, { TOOL_VERSION: version, INPUT_GRACE_MS: 200, ...settings });
+    scope.onClose(() => child.stop());
     return child;
   }
 
   function startRuntime(): BullmqTaskRuntime {
-    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix, logger: quietLogger });
-    closers.push(() => runtime.close());
+    const runtime = new BullmqTaskRuntime({ connection: REDIS_URL, prefix: scope.prefix, logger: quietLogger });
+    scope.onClose(() => runtime.close());
     return runtime;
   }
 
@@ -111,9 +93,9 @@ describeWithRedis('bullmq version pinning across processes', () => {
     expect(current.reports.filter((r) => r.event === 'started' && r.taskId === task.taskId)).toEqual([]);
     // The step before the question ran once, on the first run.
     const counters = new Redis(REDIS_URL);
-    closers.push(async () => counters.disconnect());
-    expect(await counters.get(`${prefix}:effects:${task.taskId}`)).toBe('1');
-    expect(await counters.get(`${prefix}:completions:${task.taskId}`)).toBe('1');
+    scope.onClose(async () => counters.disconnect());
+    expect(await counters.get(`${scope.prefix}:effects:${task.taskId}`)).toBe('1');
+    expect(await counters.get(`${scope.prefix}:completions:${task.taskId}`)).toBe('1');
   });
 
   it("a retry due after its tool's version changed waits for a worker with the old version, its step kept", async () => {

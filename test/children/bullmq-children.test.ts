@@ -6,12 +6,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { type Caller, TaskEngine } from '../../src/engine/engine.js';
 import type { TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 import { ChildWorker } from '../bullmq/child-worker.js';
-import { deleteKeysUnder, describeWithRedis, quietLogger, REDIS_URL, randomPrefix } from '../bullmq/support.js';
+import { describeWithRedis, quietLogger, REDIS_URL } from '../bullmq/support.js';
+import { useRedisScope } from '../support/redis-scope.js';
 
 const SCRIPT = fileURLToPath(new URL('./children-worker.ts', import.meta.url));
 const alice: Caller = { principal: 'alice' };
@@ -25,33 +26,22 @@ function structured(record: TaskRecord): Record<string, unknown> {
 }
 
 describeWithRedis('child tasks on BullMQ across processes', () => {
-  let prefix: string;
-  let closers: (() => Promise<unknown>)[];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    closers = [];
-  });
-
-  afterEach(async () => {
-    for (const close of closers.reverse()) await close();
-    await deleteKeysUnder(prefix);
-  });
+  const scope = useRedisScope();
 
   function startWorker(settings: Record<string, number> = {}): ChildWorker {
-    const worker = new ChildWorker(prefix, settings, SCRIPT);
-    closers.push(() => worker.stop());
+    const worker = new ChildWorker(scope.prefix, settings, SCRIPT);
+    scope.onClose(() => worker.stop());
     return worker;
   }
 
   function startServer(shards?: number): TaskEngine {
     const runtime = new BullmqTaskRuntime({
       connection: REDIS_URL,
-      prefix,
+      prefix: scope.prefix,
       logger: quietLogger,
       ...(shards !== undefined && { shards }),
     });
-    closers.push(() => runtime.close());
+    scope.onClose(() => runtime.close());
     return new TaskEngine({ runtime });
   }
 
@@ -69,8 +59,8 @@ describeWithRedis('child tasks on BullMQ across processes', () => {
       /^\d of 6 subtasks done$/.test(record.statusMessage ?? ''),
     );
     expect(parked.status).toBe('working');
-    const queue = new Queue('{tasks}', { connection: { url: REDIS_URL }, prefix });
-    closers.push(() => queue.close());
+    const queue = new Queue('{tasks}', { connection: { url: REDIS_URL }, prefix: scope.prefix });
+    scope.onClose(() => queue.close());
     await expect
       .poll(async () => (await queue.getJob(parent.taskId))?.getState(), { timeout: 10_000 })
       .toBe('waiting-children');

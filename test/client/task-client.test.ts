@@ -3,6 +3,7 @@
  * both dialects (over Streamable HTTP and stdio), and a server built with the bare v1 SDK tasks
  * API. One task handle for both dialects: events, questions, cancel, resume by id, expiry.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
@@ -80,6 +81,28 @@ describe.each([
     expect(statuses(events)).toEqual(['working', 'completed']);
     expect(events.some((e) => e.type === 'status' && e.task.statusMessage === 'computing x')).toBe(true);
     expect(text(await call.result())).toBe('Computed x in 0.3s');
+  });
+
+  it("introduces itself with this package's version", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    const introduced: string[] = [];
+    const seeing = await connectTaskClient(fixture.url, {
+      dialect: choice,
+      fetch: async (input, init) => {
+        const body = typeof init?.body === 'string' ? init.body : '';
+        for (const match of body.matchAll(/clientInfo":\{"name":"mcp-task-server-client","version":"([^"]*)"/g)) {
+          introduced.push(match[1] as string);
+        }
+        return fetch(input, init);
+      },
+    });
+    try {
+      await (await seeing.call('slow_compute', { seconds: 0, label: 'hello' })).result();
+    } finally {
+      await seeing.close();
+    }
+    expect(introduced.length).toBeGreaterThan(0);
+    expect(new Set(introduced)).toEqual(new Set([version]));
   });
 
   it("polls at the server's pollIntervalMs", async () => {

@@ -131,6 +131,59 @@ export function describeLost(lost: readonly LostTask[]): string {
   return `${lost.length} lost (acknowledged ${lost.map((task) => `${task.msBeforeKill} ms`).join(', ')} before the SIGKILL)`;
 }
 
+/** What a create load saw around a SIGKILL at `killAt`: acknowledged before, after, and lost. */
+export interface FailoverOutcome {
+  readonly before: readonly Acknowledged[];
+  readonly after: readonly Acknowledged[];
+  readonly lost: readonly LostTask[];
+}
+
+/**
+ * Splits the load's acknowledgements at the kill, finds the lost ones, and prints one line
+ * (`label`, the time without creates, the counts): the numbers docs/guide/high-availability.md
+ * quotes.
+ */
+export async function failoverOutcome(
+  label: string,
+  runtime: BullmqTaskRuntime,
+  load: CreateLoad,
+  times: { readonly killAt: number; readonly backAt: number },
+): Promise<FailoverOutcome> {
+  const { killAt, backAt } = times;
+  const before = load.acknowledged.filter((ack) => ack.at < killAt);
+  const after = load.acknowledged.filter((ack) => ack.at >= killAt);
+  const lost = await lostTasks(runtime, load.acknowledged, killAt);
+  console.info(
+    `${label}: creates were out for ${backAt - killAt} ms after the SIGKILL; ` +
+      `${before.length} acknowledged before, ${after.length} after, ${load.failures.length} refused, ` +
+      `${describeLost(lost)}`,
+  );
+  return { before, after, lost };
+}
+
+/**
+ * The acknowledged tasks that survived, polled until each completes (for `timeoutMs`); prints
+ * how many did and how long it took. Returns those that did not, with their state.
+ */
+export async function unfinishedSurvivors(
+  runtime: BullmqTaskRuntime,
+  load: CreateLoad,
+  lost: readonly LostTask[],
+  timeoutMs: number,
+): Promise<{ taskId: string; status?: string; statusMessage?: string }[]> {
+  const surviving = load.acknowledged.filter((ack) => !lost.some((task) => task.taskId === ack.taskId));
+  const checkFrom = Date.now();
+  const left = await unfinished(
+    runtime,
+    surviving.map((ack) => ack.taskId),
+    timeoutMs,
+  );
+  console.info(
+    `${surviving.length - left.length} of ${surviving.length} completed, ${Date.now() - checkFrom} ms after the load stopped`,
+  );
+  return left;
+}
+
 /** Reads refused while the client catches up with the promotion, counted. */
 export const refusedReads: { at: number; message: string }[] = [];
 

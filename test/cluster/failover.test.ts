@@ -14,14 +14,14 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { BullmqTaskRuntime, type CreateDurability, TaskWorker } from '../../src/runtime/bullmq/index.js';
 import { quietLogger, randomPrefix } from '../bullmq/support.js';
 import {
-  describeLost,
+  failoverOutcome,
   lostTasks,
   outsideWindow,
   recordOnShard,
   ShortWork,
   sleep,
   startCreateLoad,
-  unfinished,
+  unfinishedSurvivors,
 } from './failover-load.js';
 import { clusterClient, describeWithClusterBinaries, type LocalCluster, startLocalCluster } from './local-cluster.js';
 
@@ -110,14 +110,10 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
     await sleep(1000);
     await load.stop();
 
-    const before = load.acknowledged.filter((ack) => ack.at < killAt);
-    const after = load.acknowledged.filter((ack) => ack.at >= killAt);
-    const lost = await lostTasks(runtime, load.acknowledged, killAt);
-    console.info(
-      `cluster failover: creates on the shard were out for ${backAt - killAt} ms after the SIGKILL; ` +
-        `${before.length} acknowledged before, ${after.length} after, ${load.failures.length} refused, ` +
-        `${describeLost(lost)}`,
-    );
+    const { before, after, lost } = await failoverOutcome('cluster failover (the shard)', runtime, load, {
+      killAt,
+      backAt,
+    });
     expect(before.length).toBeGreaterThan(0);
     expect(after.length).toBeGreaterThan(0);
     // Replication is asynchronous: only a task acknowledged in the last moment before the
@@ -126,16 +122,7 @@ describeWithClusterBinaries('failover on a Redis Cluster with replicas', () => {
     // Refusals are clear runtime errors, not hangs.
     for (const failure of load.failures) expect(failure.message).toMatch(/task store \(Redis\)/);
 
-    const surviving = load.acknowledged.filter((ack) => !lost.some((task) => task.taskId === ack.taskId));
-    const checkFrom = Date.now();
-    const left = await unfinished(
-      runtime,
-      surviving.map((ack) => ack.taskId),
-      30_000,
-    );
-    console.info(
-      `${surviving.length - left.length} of ${surviving.length} completed, ${Date.now() - checkFrom} ms after the load stopped`,
-    );
+    const left = await unfinishedSurvivors(runtime, load, lost, 30_000);
     if (left.length > 0) {
       // What became of each one's job, for the report.
       const probe = clusterClient(cluster);

@@ -12,14 +12,13 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { BullmqTaskRuntime, TaskWorker } from '../../src/runtime/bullmq/index.js';
 import { quietLogger, randomPrefix, waitForRecord } from '../bullmq/support.js';
 import {
-  describeLost,
-  lostTasks,
+  failoverOutcome,
   outsideWindow,
   recordOnShard,
   ShortWork,
   sleep,
   startCreateLoad,
-  unfinished,
+  unfinishedSurvivors,
 } from './failover-load.js';
 import { describeWithClusterBinaries } from './local-cluster.js';
 import { type LocalSentinelGroup, startLocalSentinelGroup } from './local-sentinel.js';
@@ -77,14 +76,7 @@ describeWithClusterBinaries('failover under Redis Sentinel', () => {
     await sleep(1000);
     await load.stop();
 
-    const before = load.acknowledged.filter((ack) => ack.at < killAt);
-    const after = load.acknowledged.filter((ack) => ack.at >= killAt);
-    const lost = await lostTasks(runtime, load.acknowledged, killAt);
-    console.info(
-      `sentinel failover: creates were out for ${backAt - killAt} ms after the kill; ` +
-        `${before.length} acknowledged before, ${after.length} after, ${load.failures.length} refused, ` +
-        `${describeLost(lost)}`,
-    );
+    const { before, after, lost } = await failoverOutcome('sentinel failover', runtime, load, { killAt, backAt });
     expect(promoted).not.toBe(primary);
     expect(before.length).toBeGreaterThan(0);
     expect(after.length).toBeGreaterThan(0);
@@ -92,16 +84,7 @@ describeWithClusterBinaries('failover under Redis Sentinel', () => {
     for (const failure of load.failures) expect(failure.message).toMatch(/task store \(Redis\)/);
 
     // The worker followed the promotion: it runs what was acknowledged before and after.
-    const surviving = load.acknowledged.filter((ack) => !lost.some((task) => task.taskId === ack.taskId));
-    const checkFrom = Date.now();
-    const left = await unfinished(
-      runtime,
-      surviving.map((ack) => ack.taskId),
-      30_000,
-    );
-    console.info(
-      `${surviving.length - left.length} of ${surviving.length} completed, ${Date.now() - checkFrom} ms after the load stopped`,
-    );
+    const left = await unfinishedSurvivors(runtime, load, lost, 30_000);
     expect(left).toEqual([]);
     expect(await runtime.get(confirmed.taskId)).toMatchObject({ status: 'completed' });
 

@@ -1,6 +1,13 @@
 import type { TaskExecutor } from '../../src/engine/runtime.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
-import { deleteKeysUnder, describeWithRedis, quietLogger, REDIS_URL, randomPrefix } from '../bullmq/support.js';
+import {
+  callbackTokenStored,
+  deleteKeysUnder,
+  describeWithRedis,
+  quietLogger,
+  REDIS_URL,
+  randomPrefix,
+} from '../bullmq/support.js';
 import { describeRuntimeContract, type RuntimeUnderTest } from './runtime-contract.js';
 
 describeWithRedis('bullmq runtime contract', () => {
@@ -28,6 +35,7 @@ async function startRuntime(
   return {
     runtime,
     ...(shards > 1 && { sharded: true }),
+    callbackTokenStored: (token) => callbackTokenStored(runtime, token),
     dispose: async () => {
       await runtime.close();
       await deleteKeysUnder(prefix);

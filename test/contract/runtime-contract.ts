@@ -21,6 +21,11 @@ export interface RuntimeUnderTest {
    * client-chosen id keeps its idempotency key on its own shard.
    */
   readonly sharded?: boolean;
+  /**
+   * Whether the runtime's storage still holds an index entry for the callback token: the one
+   * look inside a runtime, for the cases that check a gone task leaves no token behind.
+   */
+  callbackTokenStored(token: string): Promise<boolean>;
   /** Releases everything the factory made (queues, keys, connections). */
   dispose(): Promise<void>;
 }
@@ -985,6 +990,33 @@ export function describeRuntimeContract(name: string, factory: RuntimeFactory): 
         const after = await engine.get(ALICE, task.taskId);
         expect(after.status).toBe('cancelled');
         expect(after.callbacks?.ci?.status).toBe('waiting');
+      });
+
+      it('forgets the token of a deleted task: nothing stored, and unknown', async () => {
+        const engine = await setUp();
+        const task = await engine.create(ALICE, { tool: 't', args: { script: 'callback' } });
+        const token = await parkedOnCallback(engine, task.taskId);
+        const under = current as RuntimeUnderTest;
+        expect(await under.callbackTokenStored(token)).toBe(true);
+        await engine.delete(ALICE, task.taskId);
+        expect(await under.callbackTokenStored(token)).toBe(false);
+        expect((await engine.deliverCallback(token, { value: 'x' }, stringPayloads)).status).toBe('unknown');
+      });
+
+      it('forgets the token of a task that expired before its first TTL (keepAlive): nothing stored, and unknown', async () => {
+        const engine = await setUp();
+        // Unlimited until it ends, then kept 300 ms: the record goes long before any TTL the hook was indexed with.
+        const task = await engine.createWithId(ALICE, 'kept-briefly', {
+          tool: 't',
+          args: { script: 'callback' },
+          keepAliveMs: 300,
+        });
+        const token = await parkedOnCallback(engine, task.taskId);
+        expect((await engine.deliverCallback(token, { value: 'green' }, stringPayloads)).status).toBe('received');
+        expect((await engine.waitForTerminal(ALICE, task.taskId)).status).toBe('completed');
+        await until(async () => (await current?.runtime.get(task.taskId)) === undefined);
+        expect(await (current as RuntimeUnderTest).callbackTokenStored(token)).toBe(false);
+        expect((await engine.deliverCallback(token, { value: 'x' }, stringPayloads)).status).toBe('unknown');
       });
 
       it('wakes the method with timed_out at its timeout, and refuses a POST after it', async () => {

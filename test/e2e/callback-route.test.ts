@@ -133,6 +133,13 @@ describe('the callback route', () => {
     expect((await (server as TaskServer).engine.get(ALICE, task.taskId)).status).toBe('cancelled');
   });
 
+  it('answers 404 to the token of a deleted task', async () => {
+    await start();
+    const { task, url } = await waitingTask();
+    await (server as TaskServer).engine.delete(ALICE, task.taskId);
+    expect(await post(url, good)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+
   it('refuses a body over maxCallbackBodyBytes with 413; the task keeps waiting', async () => {
     await start({ limits: { maxCallbackBodyBytes: 1024 } });
     const { task, url } = await waitingTask();
@@ -239,6 +246,24 @@ describe('the callback route', () => {
     } finally {
       if (saved !== undefined) process.env.MCP_TASK_PUBLIC_URL = saved;
     }
+  });
+
+  it('warns once at start-up when publicUrl names a public host and no proxy is trusted', async () => {
+    const warnings = () =>
+      logger.lines.filter((line) => line.message.includes('http.trustProxy (TRUST_PROXY) is not set'));
+    await start();
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]?.message).toContain(`publicUrl is ${PUBLIC}`);
+    expect(warnings()[0]?.message).toContain('callbackPostsPerSecond');
+    await (server as TaskServer).close();
+    await ci?.close();
+    await start({ http: { trustProxy: 'loopback' } });
+    expect(warnings()).toEqual([]);
+    await (server as TaskServer).close();
+    await ci?.close();
+    // A loopback base names no proxy: local development and the test kit stay quiet.
+    await start({ publicUrl: 'http://127.0.0.1:3000' });
+    expect(warnings()).toEqual([]);
   });
 
   it('refuses a timeout past the task TTL at the call', async () => {

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readNodeJsonBody, requestHead, writeResponse } from '../../src/host/node-http.js';
+import { readNodeJsonBody, requestHead, requestUrl, writeResponse } from '../../src/host/node-http.js';
 import type { BodyReading } from '../../src/http/json-body.js';
 
 const limits = { maxBodyBytes: 64, maxJsonDepth: 3 };
@@ -87,7 +87,7 @@ describe('the headers-only request', () => {
     const hangup = new AbortController();
     let seen: Request | undefined;
     const url = await serve(async (req, res) => {
-      seen = requestHead(req, hangup.signal);
+      seen = requestHead(req, requestUrl(req.url) as URL, hangup.signal);
       res.end();
     });
     await new Promise<void>((resolve, reject) => {
@@ -105,6 +105,18 @@ describe('the headers-only request', () => {
     expect(seen?.signal.aborted).toBe(false);
     hangup.abort();
     expect(seen?.signal.aborted).toBe(true);
+  });
+});
+
+describe('the request URL', () => {
+  it('is the request target on a fixed origin: no Host header reaches it', () => {
+    expect(requestUrl('/mcp?x=1')?.href).toBe('http://localhost/mcp?x=1');
+    // A path that starts with two slashes is a path, not another host.
+    expect(requestUrl('//evil.example/metrics')?.pathname).toBe('//evil.example/metrics');
+    // An absolute-form target keeps its path and query only.
+    expect(requestUrl('http://evil.example/healthz?a=b')?.href).toBe('http://localhost/healthz?a=b');
+    expect(requestUrl(undefined)?.pathname).toBe('/');
+    expect(requestUrl('http://[')).toBeUndefined();
   });
 });
 

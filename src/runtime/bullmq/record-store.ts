@@ -14,6 +14,7 @@ import { TaskError } from '../../engine/errors.js';
 import type { IdempotencyClaim, ListPage, ListPosition } from '../../engine/runtime.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../engine/task.js';
 import { applyChange, type TaskChange } from '../../engine/transitions.js';
+import { followRecordExpiry } from './callback-index.js';
 import type { RedisClient } from './connection.js';
 import { cancelledJobData } from './jobs.js';
 import type { RuntimeNames, ShardNames } from './keys.js';
@@ -538,6 +539,8 @@ export class RedisTaskStore {
         // leaves a place the next reconcile drops, never a live task uncounted.
         const home = ends ? this.names.homeOf(next.owner) : shard;
         if (home !== shard) await this.releaseOnHome(home, next.owner, next.liveBudget, taskId);
+        // A new expiry (a keepAlive at the end) holds for the hooks' token index too.
+        if (retention !== '' && next.callbacks) await followRecordExpiry(this.client, this.names, next);
         // The script increments the version by one on every write.
         return { record: next, version: String(Number(current.version) + 1), changed: true };
       }

@@ -4,7 +4,6 @@
  * `TaskWorker`s, in this process (`worker` option) or in any number of others.
  */
 
-import { type CallbackAddress, callbackTokenHash } from '../../engine/callbacks.js';
 import { childEndedChange } from '../../engine/children.js';
 import { TaskError } from '../../engine/errors.js';
 import { hasOutstandingInput } from '../../engine/inputs.js';
@@ -23,6 +22,7 @@ import { isTerminal, type NewTaskRecord, type TaskRecord } from '../../engine/ta
 import type { TaskChange } from '../../engine/transitions.js';
 import { createConsoleLogger } from '../../observe/log.js';
 import type { Logger } from '../../observe/logger.js';
+import { callbackAddressOf, forgetCallbackTokens } from './callback-index.js';
 import {
   asUnavailable,
   closeClient,
@@ -332,7 +332,8 @@ export class BullmqTaskRuntime implements TaskRuntime {
     const stopped = await this.cancel(taskId, 'deleted by client');
     if (!stopped) return false;
     return this.guard(this.onShard('delete a task', taskId), async () => {
-      await this.store.discard(stopped);
+      // Its callback tokens go with it: the index has no other end than the record's.
+      await Promise.all([this.store.discard(stopped), forgetCallbackTokens(this.client, this.names, stopped)]);
       return true;
     });
   }
@@ -375,9 +376,9 @@ export class BullmqTaskRuntime implements TaskRuntime {
     decide: (current: TaskRecord, key: string) => TaskChange | undefined,
   ): Promise<CallbackDeliveryResult | undefined> {
     return this.guard('deliver a callback', async () => {
-      const raw = await this.client.get(this.names.callbackToken(callbackTokenHash(token)));
-      if (!raw) return undefined;
-      const { taskId, key } = JSON.parse(raw) as CallbackAddress;
+      const address = await callbackAddressOf(this.client, this.names, token);
+      if (!address) return undefined;
+      const { taskId, key } = address;
       const result = await this.store.update(taskId, (current) => decide(current, key), {
         channel: this.names.answersChannel,
         message: taskId,

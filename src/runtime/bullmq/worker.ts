@@ -13,13 +13,11 @@
  */
 import type { Job, Worker } from 'bullmq';
 import {
-  type CallbackAddress,
   type CallbackRequest,
   type CallbackResult,
   callbackChange,
   callbackDue,
   callbackTimeoutChange,
-  callbackTokenHash,
   callbackWaitChange,
   hasPendingCallback,
   newCallbackState,
@@ -60,6 +58,7 @@ import {
 import { createConsoleLogger } from '../../observe/log.js';
 import type { Logger } from '../../observe/logger.js';
 import { limitRepeats } from '../../observe/repeat-limiter.js';
+import { forgetCallbackTokens, indexCallbackToken } from './callback-index.js';
 import {
   closeClient,
   createRedisClient,
@@ -857,11 +856,10 @@ export class TaskWorker {
       state = written?.record.callbacks?.[key];
       if (!state) throw signal.reason ?? new Error(`Task ${taskId} ended`);
     }
-    const address: CallbackAddress = { taskId, key };
-    const indexKey = this.names.callbackToken(callbackTokenHash(state.token));
-    const expiry = expiresAt(record);
-    if (Number.isFinite(expiry)) await this.client.set(indexKey, JSON.stringify(address), 'PXAT', Math.floor(expiry));
-    else await this.client.set(indexKey, JSON.stringify(address));
+    await indexCallbackToken(this.client, this.names, record, key, state.token);
+    // Deleted meanwhile: its delete may have cleared the index before this entry was written.
+    const after = await this.store.get(taskId);
+    if (!after) await forgetCallbackTokens(this.client, this.names, { ...record, callbacks: { [key]: state } });
     return { id: state.id, token: state.token, wait: () => this.waitForCallback(taskId, key, run) };
   }
 

@@ -47,6 +47,7 @@ import {
 import { applyChange, outcomeChange, type TaskChange } from '../../engine/transitions.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import { MemorySlotLedger } from './slot-ledger.js';
+import { WaitingRuns } from './waiting-runs.js';
 
 export interface MemoryRuntimeOptions {
   readonly executor: TaskExecutor;
@@ -103,10 +104,8 @@ export class MemoryTaskRuntime implements TaskRuntime {
   private readonly owners = new Map<string, string[]>();
   private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Map<string, Running>();
-  /** Running tasks that wait for an answer (or their children), and so leave their slot to the queue. */
-  private readonly asking = new Set<string>();
-  /** Running tasks that wait for their children (for the parked gauge). */
-  private readonly waitingForChildren = new Set<string>();
+  /** Running tasks that wait in place for an answer, a callback or their children, leaving their slot to the queue. */
+  private readonly waiting = new WaitingRuns();
   /** Ids of the tasks that have not ended, per owner (anonymous under ''), for the live-task quota. */
   private readonly live = new Map<string, Set<string>>();
   private readonly queue: string[] = [];
@@ -227,13 +226,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
     return {
       tasks,
       waiting: { principal_share: this.heldForShare.size, version: 0 },
-      // Callback and children waits are in `asking` too (their slot goes to the queue), but not inputs.
-      parked: {
-        input: this.asking.size - this.callbackWaits.size - this.waitingForChildren.size,
-        sleep: this.sleeping.size,
-        callback: this.callbackWaits.size,
-        children: this.waitingForChildren.size,
-      },
+      parked: { ...this.waiting.counts(), sleep: this.sleeping.size },
     };
   }
 
@@ -347,7 +340,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
   }
 
   private isWaiting(taskId: string): boolean {
-    return this.asking.has(taskId) || this.sleeping.has(taskId);
+    return this.waiting.has(taskId) || this.sleeping.has(taskId);
   }
 
   private drain(): void {
@@ -499,11 +492,11 @@ export class MemoryTaskRuntime implements TaskRuntime {
       const stop = () => {
         unsubscribe();
         signal.removeEventListener('abort', onAbort);
-        this.asking.delete(taskId);
+        this.waiting.end(taskId);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       // Waiting for a person: its slot goes to the next queued task meanwhile.
-      this.asking.add(taskId);
+      this.waiting.start(taskId, 'input');
       setImmediate(() => this.drain());
       const change = askChange(current, key, pending);
       if (change) this.write(current, change);
@@ -647,13 +640,13 @@ export class MemoryTaskRuntime implements TaskRuntime {
         unsubscribe();
         signal.removeEventListener('abort', onAbort);
         this.callbackWaits.delete(taskId);
-        this.asking.delete(taskId);
+        this.waiting.end(taskId);
       };
       const current = this.records.get(taskId);
       if (check(current) || !current) return;
       signal.addEventListener('abort', onAbort, { once: true });
       // Waiting for the outside world: its slot goes to the next queued task meanwhile.
-      this.asking.add(taskId);
+      this.waiting.start(taskId, 'callback');
       this.callbackWaits.set(taskId, recheck);
       setImmediate(() => this.drain());
       const change = callbackWaitChange(current, key);
@@ -728,12 +721,11 @@ export class MemoryTaskRuntime implements TaskRuntime {
       const stop = () => {
         unsubscribe();
         signal.removeEventListener('abort', onAbort);
-        this.asking.delete(taskId);
+        this.waiting.end(taskId);
         setImmediate(() => this.drain());
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.asking.add(taskId);
-      this.waitingForChildren.add(taskId);
+      this.waiting.start(taskId, 'children');
       setImmediate(() => this.drain());
       const parent = this.records.get(taskId) as TaskRecord;
       const message = childrenMessage(parent.children ?? {});
@@ -748,7 +740,7 @@ export class MemoryTaskRuntime implements TaskRuntime {
         count: children.length,
         done,
       });
-    }).finally(() => this.waitingForChildren.delete(taskId));
+    });
   }
 
   private async step<T>(taskId: string, name: string, run: () => Promise<T>): Promise<T> {

@@ -50,11 +50,13 @@ import { ToolRegistry } from '../tools/registry.js';
 import { callbackRoute, callbackTokenOf } from './callback-route.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
+import { ModernRequestPath } from './modern-request-path.js';
 import { readNodeJsonBody, requestHead, streamingRequest, writeResponse } from './node-http.js';
 import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operator-routes.js';
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import {
+  createKeptModernHandlers,
   createProtocolServer,
   type ProtocolRevision,
   type ProtocolServerDeps,
@@ -457,6 +459,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       slots: slotLedger,
       onStandaloneStream: (server, open) => questionPushes.get(server)?.standaloneStream(open),
       readTools: unaware.companionNames(),
+      // One set of 2026-07-28 handlers for the process; each request brings its own context.
+      modernPath: new ModernRequestPath(createKeptModernHandlers(deps)),
       ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
     },
     options.http,

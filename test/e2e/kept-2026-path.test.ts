@@ -64,10 +64,11 @@ describe('the kept 2026-07-28 path, two principals at once', () => {
   it('keeps each call to its own principal, idempotency key and capabilities while they interleave', async () => {
     const before = built.perRequest2026;
     // Alice declares the tasks extension and gets tasks; Bob does not, and gets the result
-    // inline (the tool answers within the unaware grace). Both send the same idempotency keys.
+    // inline (the tool answers within the unaware grace). Each sends two idempotency keys of its
+    // own, ten times each: a call that read the other's header would start a task of its own.
     const calls = Array.from({ length: 40 }, (_, i) => {
       const alice = i % 2 === 0;
-      const key = `shared-key-${i % 4}`;
+      const key = `${alice ? 'alice' : 'bob'}-key-${i % 4}`;
       return rpc2026(
         running.url,
         'tools/call',

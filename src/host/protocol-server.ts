@@ -1,6 +1,8 @@
 /**
- * The SDK `Server` for one serving unit (a 2025 session, a 2026 request, a stdio connection),
- * wired to the dialect adapters. Each workaround for the SDK lives
+ * The SDK `Server` for one serving unit (a 2025 session, a 2026 request on the SDK's path, a stdio
+ * connection), wired to the dialect adapters; and the same 2026 handlers built once for the kept
+ * request path (`createKeptModernHandlers`), which reads everything of a caller from the context
+ * each request brings. Each workaround for the SDK lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,6 +1,7 @@
 /**
- * Streamable HTTP for both protocol revisions from one endpoint. 2026-07-28 requests go to the SDK's
- * per-request handler; 2025-11-25 traffic goes to a sessionful transport with one `Server`
+ * Streamable HTTP for both protocol revisions from one endpoint. Plain stateless 2026-07-28 calls
+ * go to handlers kept for the process (modern-request-path.ts), other 2026-07-28 requests to the
+ * SDK's per-request handler; 2025-11-25 traffic goes to a sessionful transport with one `Server`
  * per session (workaround 4: the SDK's stateless legacy default loses the client's answer to
  * an elicitation sent on a blocked `tasks/result`).
  *
@@ -38,6 +39,7 @@ import { isPlainObject } from '../protocol/params.js';
 import { toJsonRpcError } from '../protocol/rpc-error.js';
 import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
 import { DEFAULT_LIMITS, type TaskServerLimits } from './limits.js';
+import type { ModernRequestPath } from './modern-request-path.js';
 import { type PrincipalResolver, resolvePrincipal } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import { type ProtocolRevision, revisionOfEra } from './protocol-server.js';
@@ -154,6 +156,12 @@ export interface HttpFrontDeps {
   readonly onStandaloneStream?: (server: Server, open: boolean) => void;
   /** Tools whose calls count as task reads, not creations (the companion tools). */
   readonly readTools?: ReadonlySet<string>;
+  /**
+   * Serves the plain stateless 2026-07-28 calls on handlers kept for the process, without the
+   * SDK's per-request `Server` and transport (see modern-request-path.ts). Without it every
+   * 2026-07-28 request takes the SDK's path.
+   */
+  readonly modernPath?: ModernRequestPath;
 }
 
 export class HttpFront {
@@ -349,8 +357,11 @@ export class HttpFront {
       if (streaming.status === 429) this.deps.onRefused?.('quota');
       return streaming;
     }
-    if (await isLegacyRequest(request, parsedBody)) return this.serve2025(request, admission, parsedBody);
     const request2026 = this.options.allowMissingMcpName ? fillMissingTaskName(request, parsedBody) : request;
+    // A plain stateless 2026-07-28 call is served on the kept handlers; anything else, by the SDK.
+    const kept = this.deps.modernPath?.serve(request2026, parsedBody, admission);
+    if (kept) return kept;
+    if (await isLegacyRequest(request, parsedBody)) return this.serve2025(request, admission, parsedBody);
     if (admission.clientAddress !== undefined) this.addressOf.set(request2026, admission.clientAddress);
     return this.handler2026.fetch(request2026, { ...authOptions, ...(parsedBody !== undefined && { parsedBody }) });
   }

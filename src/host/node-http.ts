@@ -44,8 +44,14 @@ export function badTargetResponse(): Response {
 
 /**
  * The request line and headers as a web `Request` without a body, on `url` (from `requestUrl`):
- * what admission looks at, and, with the body handed over parsed, all the SDK needs. `signal`
- * aborts when the client hangs up.
+ * what admission looks at, and, with the body handed over parsed, all the SDK needs.
+ * `request.signal` is `signal` itself, which aborts when the client hangs up.
+ *
+ * Handed to the constructor, `signal` would be followed by a second signal of undici's through a
+ * `WeakRef` and a `FinalizationRegistry` entry that holds `signal` and its listeners until a full
+ * collection: every call's pair outlived young collections into old space, about 1 KB per call
+ * (bench/README.md, 1 Dec "kept path"). Nothing reads the Request's own signal but through the
+ * `signal` getter (undici's internals use their own field), so the getter is shadowed instead.
  */
 export function requestHead(req: http.IncomingMessage, url: URL, signal?: AbortSignal): Request {
   const headers = new Headers();
@@ -54,11 +60,12 @@ export function requestHead(req: http.IncomingMessage, url: URL, signal?: AbortS
     if (Array.isArray(value)) for (const one of value) headers.append(name, one);
     else headers.append(name, value);
   }
-  return new Request(url, {
+  const request = new Request(url, {
     method: req.method ?? 'GET',
     headers,
-    ...(signal && { signal }),
   });
+  if (signal) Object.defineProperty(request, 'signal', { value: signal, configurable: true });
+  return request;
 }
 
 /**
@@ -67,7 +74,7 @@ export function requestHead(req: http.IncomingMessage, url: URL, signal?: AbortS
  * bounded body themselves (callbacks, the dashboard) or read none (operator routes).
  */
 export function streamingRequest(req: http.IncomingMessage, url: URL, signal?: AbortSignal): Request {
-  const head = requestHead(req, url, signal);
+  const head = requestHead(req, url);
   const method = req.method ?? 'GET';
   const withBody = method !== 'GET' && method !== 'HEAD';
   return new Request(url, {

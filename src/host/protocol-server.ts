@@ -1,6 +1,8 @@
 /**
- * The SDK `Server` for one serving unit (a 2025 session, a 2026 request, a stdio connection),
- * wired to the dialect adapters. Each workaround for the SDK lives
+ * The SDK `Server` for one serving unit (a 2025 session, a 2026 request on the SDK's path, a stdio
+ * connection), wired to the dialect adapters; and the same 2026 handlers built once for the kept
+ * request path (`createKeptModernHandlers`), which reads everything of a caller from the context
+ * each request brings. Each workaround for the SDK lives
  * here, named where it is applied, and is guarded by test/e2e/sdk-workarounds.test.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -111,6 +113,29 @@ export interface ProtocolServerOptions {
 }
 
 /**
+ * What a request handler reads of its request. On the SDK's path it is the SDK's `ServerContext`
+ * (built per request by its protocol layer); on the kept 2026-07-28 path (modern-request-path.ts)
+ * the front builds one per request itself. Either way every field is the request's own: nothing
+ * a handler reads about its caller is held on the server object between requests.
+ */
+export interface RequestContext {
+  readonly sessionId?: string;
+  readonly http?: ServerContext['http'];
+  /**
+   * The request's client address, when the kept 2026-07-28 path serves it: a server built for one
+   * request (or one session) takes it from `ProtocolServerOptions.clientAddress` instead.
+   */
+  readonly clientAddress?: string;
+  readonly mcpReq: Pick<
+    ServerContext['mcpReq'],
+    'id' | 'method' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'signal' | 'notify' | 'log' | 'send'
+  >;
+}
+
+/** A request handler as registered on the SDK `Server`: `(params or request, ctx) → result`. */
+export type RequestHandler = (input: unknown, ctx: RequestContext) => Promise<Result>;
+
+/**
  * Workaround 1: `Server` re-validates every `tools/call` result as a plain `CallToolResult`,
  * which rejects 2025's `{ task }` and adds `content: []` to 2026's task results. Skipping the wrap
  * for `tools/call` only keeps the SDK's checks everywhere else. (`fallbackRequestHandler`
@@ -201,7 +226,39 @@ const FIRST_TASKS_VERSION = '2025-11-25';
 
 const CursorParams = { params: z.looseObject({ cursor: z.string().optional() }).optional() };
 
+/** The SDK `Server` for one serving unit (see the module comment). */
 export function createProtocolServer(deps: ProtocolServerDeps, options: ProtocolServerOptions): Server {
+  return buildProtocolServer(deps, options).server;
+}
+
+/**
+ * The 2026-07-28 handlers of one `Server` built once per process, for the kept request path
+ * (modern-request-path.ts): the same functions the SDK's per-request servers run, keyed by
+ * method. They hold nothing of any request: every caller-specific value (principal, auth,
+ * headers, client address, abort signal, `_meta`, declared capabilities) comes from the
+ * `RequestContext` each call is given.
+ */
+export interface KeptModernHandlers {
+  /** `serverInfo` as the SDK stamps it into every 2026-07-28 result's `_meta`. */
+  readonly serverInfo: ProtocolServerDeps['serverInfo'];
+  /** The handler for `method`, if the 2026-07-28 leg has one. */
+  handler(method: string): RequestHandler | undefined;
+}
+
+/** Builds the 2026-07-28 handlers once (see `KeptModernHandlers`). */
+export function createKeptModernHandlers(deps: ProtocolServerDeps): KeptModernHandlers {
+  // No unit: no client address of its own, which each request then brings in its context.
+  const { modern } = buildProtocolServer(deps, { revision: '2026-07-28', transport: 'http', listTasks: false });
+  const serverInfo = { ...deps.serverInfo };
+  return { serverInfo, handler: (method) => modern.get(method) };
+}
+
+function buildProtocolServer(
+  deps: ProtocolServerDeps,
+  options: ProtocolServerOptions,
+): { server: Server; modern: Map<string, RequestHandler> } {
+  /** The 2026-07-28 handlers by method (empty for 2025-11-25). */
+  const modern = new Map<string, RequestHandler>();
   // Workaround 5: capabilities per revision. A 2025 `initialize` must not show `extensions`, and a
   // 2026 `server/discover` must not show `tasks` (the SDK strips the latter, not the former).
   // `logging`: an inline call's `ctx.log` lines reach a client that asked for them (see logForwarder).
@@ -223,17 +280,22 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     },
   );
 
+  // The client address is the request's own on the kept 2026-07-28 path (`ctx.clientAddress`),
+  // the unit's on a server built for one request or session (`options.clientAddress`).
+  const addressOf = (ctx: RequestContext): string | undefined => ctx.clientAddress ?? options.clientAddress;
   /** Whom a caller's blocking waits count against: its principal, else its address (see `identityKey`). */
-  const holder = (caller: Caller): CallerIdentity => ({
-    principal: caller.principal,
-    ...(options.clientAddress !== undefined && { clientAddress: options.clientAddress }),
-  });
+  const holder = (caller: Caller, ctx: RequestContext): CallerIdentity => {
+    const clientAddress = addressOf(ctx);
+    return { principal: caller.principal, ...(clientAddress !== undefined && { clientAddress }) };
+  };
   const unaware = deps.unaware;
   const readTools = unaware?.companionNames();
   // A caller without a principal counts its live tasks against its address's budget, stored as
-  // a digest: the record keeps no client address.
-  const liveBudget = options.clientAddress === undefined ? undefined : liveBudgetOf(options.clientAddress);
-  const caller = async (ctx: ServerContext): Promise<Caller> => {
+  // a digest: the record keeps no client address. The unit's digest is taken once.
+  const unitBudget = options.clientAddress === undefined ? undefined : liveBudgetOf(options.clientAddress);
+  const liveBudgetFor = (ctx: RequestContext): string | undefined =>
+    ctx.clientAddress === undefined ? unitBudget : liveBudgetOf(ctx.clientAddress);
+  const caller = async (ctx: RequestContext): Promise<Caller> => {
     const authInfo = ctx.http?.authInfo;
     const headers = ctx.http?.req?.headers;
     const principal = await resolvePrincipal(deps.resolvePrincipal, {
@@ -241,17 +303,18 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       ...(authInfo && { authInfo }),
       ...(headers && { headers }),
     });
-    return { principal, ...(principal === null && liveBudget !== undefined && { liveBudget }) };
+    const liveBudget = principal === null ? liveBudgetFor(ctx) : undefined;
+    return { principal, ...(liveBudget !== undefined && { liveBudget }) };
   };
   // 2025-11-25 clients declare their capabilities once for the session; 2026-07-28 clients on each request.
-  const declaredCapabilities = (ctx: ServerContext): unknown =>
+  const declaredCapabilities = (ctx: RequestContext): unknown =>
     options.revision === '2025-11-25'
       ? server.getClientCapabilities()
       : (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
   // The HTTP front door's idempotency header; the adapters prefer the call's own `_meta` key.
-  const idempotencyHeader = (ctx: ServerContext): string | undefined =>
+  const idempotencyHeader = (ctx: RequestContext): string | undefined =>
     ctx.http?.req?.headers?.get('idempotency-key') ?? undefined;
-  const callContext = async (ctx: ServerContext): Promise<CallContext> => ({
+  const callContext = async (ctx: RequestContext): Promise<CallContext> => ({
     caller: await caller(ctx),
     ...withDefined('idempotencyKeyHeader', idempotencyHeader(ctx)),
     signal: ctx.mcpReq.signal,
@@ -259,7 +322,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     onLog: logForwarder(ctx),
     clientCapabilities: declaredCapabilities(ctx),
   });
-  const modernContext = async (ctx: ServerContext): Promise<Tasks2026CallContext> => ({
+  const modernContext = async (ctx: RequestContext): Promise<Tasks2026CallContext> => ({
     ...(await callContext(ctx)),
     tasksExtension: declaresTasksExtension(declaredCapabilities(ctx)),
     ...(ctx.mcpReq.inputResponses && { inputResponses: ctx.mcpReq.inputResponses }),
@@ -269,7 +332,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     }),
   });
   // 2025-11-25: an inline call asks on its own response stream, if the client can answer forms.
-  const legacyCallContext = async (ctx: ServerContext): Promise<CallContext> => {
+  const legacyCallContext = async (ctx: RequestContext): Promise<CallContext> => {
     const base = await callContext(ctx);
     if (!acceptsFormElicitation(server.getClientCapabilities())) return base;
     return {
@@ -282,14 +345,14 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     };
   };
   const elicitOnStream =
-    (ctx: ServerContext): Elicit =>
+    (ctx: RequestContext): Elicit =>
     (params, timeoutMs, signal) =>
       ctx.mcpReq.send({ method: 'elicitation/create', params }, { timeout: timeoutMs, ...(signal && { signal }) });
   // Handlers answer with plain JSON built by the adapters; the wire tests check the shapes.
   // (Typed as `never` because the SDK's per-method result types do not know task results.)
   // Each request is one span (a task's trace starts at its creating tools/call), and counted.
-  const handle = <P>(run: (params: P, ctx: ServerContext) => Promise<unknown>): never =>
-    (async (params: P, ctx: ServerContext): Promise<Result> => {
+  const handle = <P>(run: (params: P, ctx: RequestContext) => Promise<unknown>): never =>
+    (async (params: P, ctx: RequestContext): Promise<Result> => {
       const method = ctx.mcpReq.method;
       const tool = method === 'tools/call' ? (params as { params?: { name?: unknown } })?.params?.name : undefined;
       return inSpan(
@@ -331,7 +394,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   const serveUnaware = async (
     clients: UnawareClients,
     params: Params,
-    ctx: ServerContext,
+    ctx: RequestContext,
     context: Omit<UnawareCallContext, 'signal' | 'onProgress' | 'waitSignal'>,
     today: (context: CallContext) => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> => {
@@ -343,7 +406,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       signal,
       waitSignal: signal,
       // With the ledger unreachable the caller gets its handle at once, as with every slot taken.
-      ...(slots && { holdGraceWait: () => slots.tryAcquire(holder(context.caller)).catch(() => undefined) }),
+      ...(slots && { holdGraceWait: () => slots.tryAcquire(holder(context.caller, ctx)).catch(() => undefined) }),
       ...(progress.onProgress && { onProgress: progress.onProgress }),
     };
     try {
@@ -352,7 +415,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       const blocking = typeof name === 'string' && name === clients.waitToolName;
       const run = async () => (await clients.callTool(params, full)) ?? (await today(full));
       if (!blocking) return await run();
-      return await whileBlocking(deps, holder(context.caller), async () => {
+      return await whileBlocking(deps, holder(context.caller, ctx), async () => {
         const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
         try {
           return await run();
@@ -386,7 +449,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
         if (sep1686 && sep1686Request) {
           const context = await legacyCallContext(ctx);
           const hangup = ctx.http?.req?.signal;
-          return whileBlocking(deps, holder(context.caller), async () => {
+          return whileBlocking(deps, holder(context.caller, ctx), async () => {
             // A blocking wait like tasks/result: counted, and over when its request is gone.
             const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
             try {
@@ -452,7 +515,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       handle(async (params: Params, ctx) => {
         const who = await caller(ctx);
         if (sep1686 && (await createdThroughA(params, who))) return sep1686.getTaskResult(params, who);
-        return whileBlocking(deps, holder(who), async () => {
+        return whileBlocking(deps, holder(who, ctx), async () => {
           const registration = deps.waiters.enter(ctx.sessionId ?? '(no session)', 'result');
           try {
             return await tasks2025.getTaskResult(
@@ -500,19 +563,27 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
   } else {
     const tasks2026 = deps.tasks2026;
     // 2026-07-28: a request whose client capabilities lack the tasks extension cannot receive a task.
-    const declared = (ctx: ServerContext): Record<string, unknown> => {
+    const declared = (ctx: RequestContext): Record<string, unknown> => {
       const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
       return isPlainObject(capabilities) ? capabilities : {};
     };
-    server.setRequestHandler(
+    /** Registers a 2026 handler on the SDK `Server` and keeps it for the kept request path. */
+    const serve = (method: string, params: typeof TaskIdParams | undefined, handler: never): void => {
+      if (params) server.setRequestHandler(method, params, handler);
+      else server.setRequestHandler(method as 'tools/list', handler);
+      modern.set(method, handler as RequestHandler);
+    };
+    serve(
       'tools/list',
+      undefined,
       handle(async (_params: unknown, ctx) => {
         const listing = tasks2026.listTools();
         return unaware && !declaresTasksExtension(declared(ctx)) ? unaware.listTools(listing) : listing;
       }),
     );
-    server.setRequestHandler(
+    serve(
       'tools/call',
+      undefined,
       handle(async (request: { params?: Params }, ctx) => {
         const context = await modernContext(ctx);
         if (!unaware || context.tasksExtension) return tasks2026.callTool(request.params, context);
@@ -538,17 +609,17 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
     // Workaround 2 again: schema registration is what lets 2026 tasks/get and tasks/cancel
     // through the SDK's era gate. tasks/result and tasks/list are deliberately not registered:
     // the SDK answers -32601 for them on 2026, as the 2026 tasks extension requires.
-    server.setRequestHandler(
+    serve(
       'tasks/get',
       TaskIdParams,
       handle(async (params: Params, ctx) => tasks2026.getTask(params, await modernContext(ctx))),
     );
-    server.setRequestHandler(
+    serve(
       'tasks/cancel',
       TaskIdParams,
       handle(async (params: Params, ctx) => tasks2026.cancelTask(params, await modernContext(ctx))),
     );
-    server.setRequestHandler(
+    serve(
       'tasks/update',
       TaskIdParams,
       handle(async (params: Params, ctx) =>
@@ -557,7 +628,7 @@ export function createProtocolServer(deps: ProtocolServerDeps, options: Protocol
       ),
     );
   }
-  return server;
+  return { server, modern };
 }
 
 /** The live-task budget of callers without a principal from `clientAddress`: a digest of its budget (an IPv6 /64 is one). */
@@ -598,7 +669,7 @@ async function listEachInItsDialect(
  */
 async function verifiedRequestState(
   codec: RequestStateCodec<InlineState>,
-  ctx: ServerContext,
+  ctx: RequestContext,
 ): Promise<InlineState | undefined> {
   const raw = ctx.mcpReq.requestState<unknown>();
   if (raw === undefined) return undefined;
@@ -606,7 +677,9 @@ async function verifiedRequestState(
     // Only a sealed string is trusted. With the SDK's wrapper skipped nothing has decoded the
     // value, so anything else is the client's own object: refused as the SDK refuses it.
     if (typeof raw !== 'string') throw new Error('not a sealed string');
-    return await codec.verify(raw, ctx);
+    // The codec binds no request context (task-server.ts builds it without one), so the narrow
+    // context stands in for the SDK's.
+    return await codec.verify(raw, ctx as ServerContext);
   } catch {
     throw new JsonRpcError(JsonRpcErrorCode.InvalidParams, 'Invalid or expired requestState', {
       reason: 'invalid_request_state',
@@ -619,7 +692,7 @@ async function verifiedRequestState(
  * carries it closing (a client that hung up). The SDK aborts `mcpReq.signal` only for the
  * former, so a dropped client's waiter would otherwise stay until its task ended.
  */
-function waitSignal(ctx: ServerContext): AbortSignal {
+function waitSignal(ctx: RequestContext): AbortSignal {
   const hangup = ctx.http?.req?.signal;
   return hangup ? AbortSignal.any([ctx.mcpReq.signal, hangup]) : ctx.mcpReq.signal;
 }
@@ -633,7 +706,7 @@ const MCP_LOG_LEVEL = { debug: 'debug', info: 'info', warn: 'warning', error: 'e
  * `logging/setLevel`; on 2026-07-28 the request's `_meta` log level, and nothing at all for a
  * request that set none.
  */
-function logForwarder(ctx: ServerContext): LogListener {
+function logForwarder(ctx: RequestContext): LogListener {
   return (level, message, data, tool) => {
     void ctx.mcpReq
       .log(MCP_LOG_LEVEL[level], data === undefined ? message : { message, ...data }, tool)
@@ -642,7 +715,7 @@ function logForwarder(ctx: ServerContext): LogListener {
 }
 
 /** Forwards `ctx.progress` of an inline call as `notifications/progress`, when the client asked. */
-function progressForwarder(ctx: ServerContext): ((update: TaskProgress) => void) | undefined {
+function progressForwarder(ctx: RequestContext): ((update: TaskProgress) => void) | undefined {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   if (progressToken === undefined) return undefined;
   let count = 0;
@@ -669,7 +742,7 @@ function progressForwarder(ctx: ServerContext): ((update: TaskProgress) => void)
  * keep-alive repeats the last value when a total is known rather than invent progress.
  */
 function keepAliveProgress(
-  ctx: ServerContext,
+  ctx: RequestContext,
   intervalMs: number,
 ): { onProgress?: (update: TaskProgress) => void; stop(): void } {
   const progressToken = ctx.mcpReq._meta?.progressToken;

@@ -49,6 +49,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import { callbackRoute, callbackTokenOf, warnIfProxyUntrusted } from './callback-route.js';
 import { HttpFront, type HttpFrontOptions } from './http-front.js';
 import { resolveLimits, type TaskServerLimits } from './limits.js';
+import { ModernRequestPath } from './modern-request-path.js';
 import {
   badTargetResponse,
   readNodeJsonBody,
@@ -61,6 +62,7 @@ import { checkOf, operatorRoutes, type Route, warnIfMetricsOpen } from './operat
 import { defaultPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { PrincipalSlots } from './principal-slots.js';
 import {
+  createKeptModernHandlers,
   createProtocolServer,
   type ProtocolRevision,
   type ProtocolServerDeps,
@@ -463,6 +465,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       slots: slotLedger,
       onStandaloneStream: (server, open) => questionPushes.get(server)?.standaloneStream(open),
       readTools: unaware.companionNames(),
+      // One set of 2026-07-28 handlers for the process; each request brings its own context.
+      modernPath: new ModernRequestPath(createKeptModernHandlers(deps)),
       ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
     },
     options.http,

@@ -106,6 +106,24 @@ describe('the headers-only request', () => {
     hangup.abort();
     expect(seen?.signal.aborted).toBe(true);
   });
+
+  it('is the hangup signal itself, not a second signal following it (whose link outlives young collections)', async () => {
+    const hangup = new AbortController();
+    let seen: Request | undefined;
+    const url = await serve(async (req, res) => {
+      seen = requestHead(req, requestUrl(req.url) as URL, hangup.signal);
+      res.end();
+    });
+    await new Promise<void>((resolve, reject) => {
+      const request = http.request(url, (r) => {
+        r.resume();
+        r.on('end', resolve);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(seen?.signal).toBe(hangup.signal);
+  });
 });
 
 describe('the request URL', () => {

@@ -1,0 +1,164 @@
+/**
+ * The kept 2026-07-28 request path (src/host/modern-request-path.ts): plain stateless calls of
+ * two principals, in flight together on the same kept handlers, each see only their own
+ * principal, headers, client capabilities and tasks. The principal resolver and the bearer
+ * verifier wait a random while, so the calls' handlers interleave at every await. The count of
+ * per-request protocol servers shows that the kept path served them (and that a call it does
+ * not take still builds one).
+ */
+import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { app } from '../../examples/conformance-fixture/app.js';
+import type { TaskServerOptions } from '../../src/host/task-server.js';
+import { type RpcReply, type RunningServer, rpc2026, startServer, WITH_TASKS } from './support.js';
+
+/** Protocol servers built for single 2026-07-28 requests (the SDK's per-request path). */
+const built = vi.hoisted(() => ({ perRequest2026: 0 }));
+
+vi.mock('../../src/host/protocol-server.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/host/protocol-server.js')>();
+  return {
+    ...original,
+    createProtocolServer: (...args: Parameters<typeof original.createProtocolServer>) => {
+      if (args[1].revision === '2026-07-28') built.perRequest2026++;
+      return original.createProtocolServer(...args);
+    },
+  };
+});
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 4)));
+
+const auth: TaskServerOptions['http'] = {
+  auth: {
+    verifier: {
+      async verifyAccessToken(token) {
+        await pause();
+        if (token !== 'alice' && token !== 'bob') throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown token');
+        return { token, clientId: 'shared-client', scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 3600 };
+      },
+    },
+  },
+};
+
+/** The principal is the token, resolved late: every request's resolution overlaps another's. */
+const resolvePrincipal: TaskServerOptions['resolvePrincipal'] = async (source) => {
+  await pause();
+  return source.authInfo ? `token:${source.authInfo.token}` : null;
+};
+
+const as = (token: string, headers: Record<string, string> = {}) => ({
+  headers: { authorization: `Bearer ${token}`, ...headers },
+});
+
+describe('the kept 2026-07-28 path, two principals at once', () => {
+  let running: RunningServer;
+
+  beforeAll(async () => {
+    running = await startServer({ ...app, http: auth, resolvePrincipal });
+  });
+
+  afterAll(async () => {
+    await running?.close();
+  });
+
+  it('keeps each call to its own principal, idempotency key and capabilities while they interleave', async () => {
+    const before = built.perRequest2026;
+    // Alice declares the tasks extension and gets tasks; Bob does not, and gets the result
+    // inline (the tool answers within the unaware grace). Each sends two idempotency keys of its
+    // own, ten times each: a call that read the other's header would start a task of its own.
+    const calls = Array.from({ length: 40 }, (_, i) => {
+      const alice = i % 2 === 0;
+      const key = `${alice ? 'alice' : 'bob'}-key-${i % 4}`;
+      return rpc2026(
+        running.url,
+        'tools/call',
+        { name: 'slow_compute', arguments: { seconds: 0.02, label: alice ? 'alice' : 'bob' } },
+        { ...as(alice ? 'alice' : 'bob', { 'idempotency-key': key }), capabilities: alice ? WITH_TASKS : {} },
+      ).then((reply) => ({ alice, key, reply }));
+    });
+    const replies = await Promise.all(calls);
+
+    const aliceTasks = new Map<string, string>();
+    for (const { alice, key, reply } of replies) {
+      expect(reply.status).toBe(200);
+      if (alice) {
+        expect(reply.result?.resultType).toBe('task');
+        const taskId = reply.result?.taskId as string;
+        // The same key from the same principal is the same task.
+        expect(aliceTasks.get(key) ?? taskId).toBe(taskId);
+        aliceTasks.set(key, taskId);
+      } else {
+        // Bob's calls never become Alice's tasks, nor tasks at all: he declared no extension.
+        expect(reply.result?.resultType).toBe('complete');
+        expect(JSON.stringify(reply.result?.content)).toContain('Computed bob');
+      }
+    }
+    expect(aliceTasks.size).toBe(2);
+
+    // Each task answers its owner, and is unknown to the other principal, read at the same time.
+    const reads = [...aliceTasks.values()].flatMap((taskId) => [
+      rpc2026(running.url, 'tasks/get', { taskId }, { ...as('alice'), capabilities: WITH_TASKS }).then(
+        (reply) => ['alice', taskId, reply] as const,
+      ),
+      rpc2026(running.url, 'tasks/get', { taskId }, { ...as('bob'), capabilities: WITH_TASKS }).then(
+        (reply) => ['bob', taskId, reply] as const,
+      ),
+      rpc2026(running.url, 'tasks/cancel', { taskId }, { ...as('bob'), capabilities: WITH_TASKS }).then(
+        (reply) => ['bob', taskId, reply] as const,
+      ),
+    ]);
+    for (const [who, taskId, reply] of await Promise.all(reads)) {
+      if (who === 'alice') expect((reply as RpcReply).result?.taskId).toBe(taskId);
+      else expect((reply as RpcReply).error?.code).toBe(-32602);
+    }
+    // Bob's cancels reached nothing.
+    for (const taskId of aliceTasks.values()) {
+      const reply = await rpc2026(running.url, 'tasks/get', { taskId }, { ...as('alice'), capabilities: WITH_TASKS });
+      expect(reply.result?.status).not.toBe('cancelled');
+    }
+    // None of it built a server per request.
+    expect(built.perRequest2026).toBe(before);
+  });
+
+  it('gives every answer of the kept path the stamps of the SDK path', async () => {
+    const before = built.perRequest2026;
+    const kept = await rpc2026(running.url, 'tools/call', { name: 'greet', arguments: { name: 'Ada' } }, as('alice'));
+    expect(built.perRequest2026).toBe(before);
+    // A call that asks for progress needs the SDK's event stream: it builds a server.
+    const sdk = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'greet', arguments: { name: 'Ada' }, _meta: { progressToken: 'p1' } },
+      as('alice'),
+    );
+    expect(built.perRequest2026).toBe(before + 1);
+    expect(kept.status).toBe(sdk.status);
+    expect(kept.result).toEqual(sdk.result);
+    expect(kept.result?._meta).toEqual({
+      'io.modelcontextprotocol/serverInfo': { name: app.name, version: app.version },
+    });
+  });
+
+  it('refuses a task read without the tasks extension as the SDK path does (-32021, HTTP 400)', async () => {
+    const created = await rpc2026(
+      running.url,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 0, label: 'a' } },
+      { ...as('alice'), capabilities: WITH_TASKS },
+    );
+    const taskId = created.result?.taskId as string;
+    const before = built.perRequest2026;
+    const kept = await rpc2026(running.url, 'tasks/get', { taskId }, { ...as('alice'), capabilities: {} });
+    expect(built.perRequest2026).toBe(before);
+    const sdk = await rpc2026(
+      running.url,
+      'tasks/get',
+      { taskId, _meta: { progressToken: 'p2' } },
+      { ...as('alice'), capabilities: {} },
+    );
+    expect(built.perRequest2026).toBe(before + 1);
+    expect(kept.status).toBe(400);
+    expect(kept.status).toBe(sdk.status);
+    expect(kept.error).toEqual(sdk.error);
+  });
+});

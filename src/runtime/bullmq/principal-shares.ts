@@ -1,7 +1,7 @@
 /**
  * Fair shares between principals across every worker process: at most `limit` of one owner's
  * tasks run at once. A run holds a lease in the owner's running set in Redis (renewed while it
- * runs, so a killed worker's slot frees itself when the lease runs out); a task over the share
+ * runs, by one timer for all of this process's runs, so a killed worker's slot frees itself when the lease runs out); a task over the share
  * joins the owner's waiting line and its job leaves the worker (delayed), holding no slot.
  * Whoever releases a slot pops the line's head and promotes its job: a waiting task starts as
  * soon as one of its owner's runs ends. A delayed waiter also wakes by itself after
@@ -139,6 +139,12 @@ export type ShareTurn = ShareSlot | { readonly running: number };
 export class PrincipalShares {
   /** A queue handle per shard, made when a wake-up first needs one. */
   private readonly queues: ShardQueues;
+  /**
+   * The slots this process holds, by running set: one timer renews them all, one command per
+   * set, every third of a lease (a timer per run cost every task a timer's making and clearing).
+   */
+  private readonly heldSlots = new Map<string, Set<string>>();
+  private readonly renewer: NodeJS.Timeout;
 
   constructor(
     private readonly client: RedisClient,
@@ -150,6 +156,8 @@ export class PrincipalShares {
     ACQUIRE.define(client);
     RELEASE.define(client);
     STAY_IN_LINE.define(client);
+    this.renewer = setInterval(() => this.renew(), SHARE_LEASE_MS / 3);
+    this.renewer.unref();
   }
 
   /** A slot in `owner`'s share for `taskId`, or its place in line (`order`: first come first). */
@@ -168,27 +176,43 @@ export class PrincipalShares {
    */
   held(owner: string | null, taskId: string): ShareSlot {
     const keys = this.keysOf(owner);
-    const renew = setInterval(() => {
-      this.client.zadd(keys[0], 'XX', this.clock() + SHARE_LEASE_MS, taskId).catch(this.onError);
-    }, SHARE_LEASE_MS / 3);
-    renew.unref();
+    const running = keys[0];
+    const members = this.heldSlots.get(running) ?? new Set<string>();
+    members.add(taskId);
+    this.heldSlots.set(running, members);
+    const stopRenewing = () => {
+      members.delete(taskId);
+      if (members.size === 0 && this.heldSlots.get(running) === members) this.heldSlots.delete(running);
+    };
     let released = false;
     return {
       keys,
-      stopRenewing: () => clearInterval(renew),
+      stopRenewing,
       release: async () => {
         if (released) return;
         released = true;
-        clearInterval(renew);
+        stopRenewing();
         await this.releaseAndWake(owner, taskId);
       },
       releasedInFinish: async (head) => {
         if (released) return;
         released = true;
-        clearInterval(renew);
+        stopRenewing();
         if (head !== undefined) await this.wake(owner, head);
       },
     };
+  }
+
+  /**
+   * Pushes the lease of every slot this process holds a lease further. `XX`: a slot released
+   * meanwhile (or lapsed) is not brought back.
+   */
+  private renew(): void {
+    const until = this.clock() + SHARE_LEASE_MS;
+    for (const [running, members] of this.heldSlots) {
+      const pairs = [...members].flatMap((member) => [until, member]);
+      this.client.zadd(running, 'XX', ...pairs).catch(this.onError);
+    }
   }
 
   /**
@@ -207,6 +231,8 @@ export class PrincipalShares {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.renewer);
+    this.heldSlots.clear();
     await this.queues.close();
   }
 

@@ -1103,6 +1103,7 @@ export class TaskWorker {
    * The owner runs its whole share: the task says so, and its job leaves this worker (delayed,
    * no attempt used) until a release of that owner promotes it, or `SHARE_RECHECK_MS` passes.
    * A task that ended meanwhile (cancelled while queued) just completes its job.
+   * Throws BullMQ's `DelayedError` once the job is delayed.
    */
   private async waitForShare(
     job: Job<TaskJobData, void>,
@@ -1143,6 +1144,9 @@ export class TaskWorker {
       return false;
     });
     if (room) await promoteIfDelayed(job);
+    // Tells BullMQ the job was moved by us: neither complete nor fail it (returning made BullMQ
+    // complete a job it no longer held: "Missing lock" errors, and two wasted round trips).
+    throw new (bullmqLibrary().DelayedError)();
   }
 
   /**

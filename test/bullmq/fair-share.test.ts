@@ -4,7 +4,7 @@
  * slot whose holder stopped renewing it (a killed worker) frees itself when its lease runs out.
  */
 import { Queue } from 'bullmq';
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { isTerminal } from '../../src/engine/task.js';
 import { createRedisClient } from '../../src/runtime/bullmq/connection.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
@@ -116,5 +116,46 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
     // A run after a lost worker keeps the slot it holds rather than waiting behind itself.
     expect('release' in (await shares.acquire('alice', 'task-2', 1, 2))).toBe(true);
     for (const turn of [held, next]) if ('release' in turn) await turn.release();
+  });
+
+  it('renews every slot this process holds with one timer, and brings no released slot back', async () => {
+    const client = createRedisClient(REDIS_URL, 'worker', quietLogger, 'share-test');
+    scope.onClose(async () => client.quit());
+    // Only intervals are faked: the renewal's timer, not the Redis client's own timers.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    scope.onClose(async () => vi.useRealTimers());
+    let now = Date.now();
+    const shares = new PrincipalShares(
+      client,
+      runtimeNames(scope.prefix),
+      () => now,
+      () => {},
+    );
+    scope.onClose(() => shares.close());
+    const running = runtimeNames(scope.prefix).shares.running('alice');
+    const first = await shares.acquire('alice', 'task-1', 3, 1);
+    const second = await shares.acquire('alice', 'task-2', 3, 2);
+    const bobs = await shares.acquire('bob', 'task-3', 3, 3);
+    if (!('release' in first) || !('release' in second) || !('release' in bobs)) throw new Error('no slot');
+    await first.release();
+    now += SHARE_LEASE_MS / 3;
+    vi.advanceTimersByTime(SHARE_LEASE_MS / 3);
+    const renewedUntil = now + SHARE_LEASE_MS;
+    await vi.waitFor(async () => expect(Number(await client.zscore(running, 'task-2'))).toBe(renewedUntil));
+    expect(Number(await client.zscore(runtimeNames(scope.prefix).shares.running('bob'), 'task-3'))).toBe(renewedUntil);
+    // Released before the renewal: not renewed back into the set.
+    expect(await client.zscore(running, 'task-1')).toBeNull();
+    // A slot that stopped renewing (its release is on its way) keeps its last lease.
+    second.stopRenewing();
+    now += SHARE_LEASE_MS / 3;
+    vi.advanceTimersByTime(SHARE_LEASE_MS / 3);
+    await vi.waitFor(async () =>
+      expect(Number(await client.zscore(runtimeNames(scope.prefix).shares.running('bob'), 'task-3'))).toBe(
+        now + SHARE_LEASE_MS,
+      ),
+    );
+    expect(Number(await client.zscore(running, 'task-2'))).toBe(renewedUntil);
+    await second.release();
+    await bobs.release();
   });
 });

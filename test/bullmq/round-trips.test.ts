@@ -17,9 +17,10 @@ import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime, type TaskWorkerSettings } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
-import { SHARE_RELEASE_SCRIPT } from '../../src/runtime/bullmq/principal-shares.js';
+import { SHARE_SCRIPTS } from '../../src/runtime/bullmq/principal-shares.js';
 import { RecordFold } from '../../src/runtime/bullmq/record-fold.js';
 import { RECORD_SCRIPTS, RedisTaskStore } from '../../src/runtime/bullmq/record-store.js';
+import { SHARE_FIELD } from '../../src/runtime/bullmq/share-field.js';
 import { waitUntil } from '../contract/runtime-contract.js';
 import {
   deleteKeysUnder,
@@ -32,7 +33,7 @@ import {
   withRedis,
 } from './support.js';
 
-const FOLD_SCRIPTS = { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT };
+const FOLD_SCRIPTS = { ...RECORD_SCRIPTS, ...SHARE_SCRIPTS };
 
 const DONE: TaskOutcome = { kind: 'result', result: { content: [] }, isError: false };
 
@@ -239,6 +240,138 @@ describeWithRedis('bullmq round trips per task', () => {
       );
       expect(releases).toEqual([]);
     }
+  });
+
+  /** The share's own take (`mcpShareAcquire`: its 3 keys, the running set first, and 6 arguments), by the worker. */
+  function separateTakes(sent: readonly Sent[], running: string): Sent[] {
+    return sent.filter(
+      (entry) => entry.connection.endsWith(':worker') && entry.key === running && entry.args.length === 11,
+    );
+  }
+
+  it('takes a fair-share slot in the script that activates the job: no take of its own', async () => {
+    const running = runtimeNames(prefix).shares.running('alice');
+    const held: (string | null)[] = [];
+    let inspect: Redis | undefined;
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord) {
+        // The slot is in the owner's running set while the method runs.
+        held.push((await inspect?.zscore(running, record.taskId)) ?? null);
+        return DONE;
+      },
+    };
+    await withRedis(async (client) => {
+      inspect = client;
+      const rt = await start({ executor, concurrency: 4 });
+      const warm = await rt.create(newRecord({}), { maxRunningForOwner: 64 });
+      await waitForRecord(rt, warm.taskId, (record) => record.status === 'completed');
+      observed = observeCommands(prefix);
+      held.length = 0;
+      const tasks = await Promise.all(
+        [1, 2, 3, 4, 5, 6].map((index) => rt.create(newRecord({ index }), { maxRunningForOwner: 64 })),
+      );
+      for (const task of tasks) await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
+      expect(held).toHaveLength(tasks.length);
+      expect(held.every((score) => score !== null)).toBe(true);
+      expect(separateTakes(observed.sent, running)).toEqual([]);
+      // Nothing else names the share's keys first either: no release of its own, no renewal.
+      expect(observed.sent.filter((entry) => entry.connection.endsWith(':worker') && entry.key === running)).toEqual(
+        [],
+      );
+      expect(await client.zcard(running)).toBe(0);
+    });
+  });
+
+  it('keeps a share taken at activation: Alice at her share runs no more, Bob still runs', async () => {
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord) {
+        started.push(record.taskId);
+        if (record.tool === 'hold') await new Promise<void>((resolve) => gates.set(record.taskId, resolve));
+        return DONE;
+      },
+    };
+    const warnings: string[] = [];
+    const logger = {
+      ...quietLogger,
+      warn: (message: string, data?: object) => warnings.push(`${message} ${JSON.stringify(data)}`),
+    };
+    const rt = await start({ executor, concurrency: 4, logger });
+    const names = runtimeNames(prefix);
+    observed = observeCommands(prefix);
+    const first = await rt.create(newRecord({}, { tool: 'hold' }), { maxRunningForOwner: 1 });
+    await waitUntil(() => started.includes(first.taskId));
+    const second = await rt.create(newRecord({ which: 'second' }), { maxRunningForOwner: 1 });
+    const bobs = await rt.create(newRecord({}, { owner: 'bob' }), { maxRunningForOwner: 1 });
+    // Bob's share is his own: his task runs to its end while Alice's first holds her one slot.
+    await waitForRecord(rt, bobs.taskId, (record) => record.status === 'completed');
+    // Alice's second was taken by a worker with room (4 slots) and put in her line by the
+    // script that activated it: it waits, and its method never started.
+    await waitForRecord(rt, second.taskId, (record) => record.statusMessage === 'queued (1 running for this caller)');
+    expect(started).not.toContain(second.taskId);
+    expect(await withRedis((client) => client.zrange(names.shares.running('alice'), '0', '-1'))).toEqual([
+      first.taskId,
+    ]);
+    gates.get(first.taskId)?.();
+    // The first's completion frees the slot and wakes the second, which takes it as it activates.
+    await waitForRecord(rt, second.taskId, (record) => record.status === 'completed');
+    expect(separateTakes(observed.sent, names.shares.running('alice'))).toEqual([]);
+    expect(separateTakes(observed.sent, names.shares.running('bob'))).toEqual([]);
+    // The waiting job left the worker delayed: BullMQ neither completed nor failed it after.
+    expect(warnings).toEqual([]);
+  });
+
+  it('gives a job fetched by its owner’s completion the slot that completion freed', async () => {
+    const executor: TaskExecutor = {
+      async execute() {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return DONE;
+      },
+    };
+    // One job at a time: each next job comes with the completion of the one before it.
+    const rt = await start({ executor, concurrency: 1 });
+    const messages = new Map<string, (string | undefined)[]>();
+    const stop = rt.subscribe(({ record }) => {
+      messages.set(record.taskId, [...(messages.get(record.taskId) ?? []), record.statusMessage]);
+    });
+    try {
+      const warm = await rt.create(newRecord({}));
+      await waitForRecord(rt, warm.taskId, (record) => record.status === 'completed');
+      const tasks = [];
+      for (const index of [1, 2, 3]) tasks.push(await rt.create(newRecord({ index }), { maxRunningForOwner: 1 }));
+      for (const task of tasks) await waitForRecord(rt, task.taskId, (record) => record.status === 'completed');
+      // The completion frees the slot before it takes one for the next job: none of them waited.
+      for (const task of tasks) {
+        expect(messages.get(task.taskId)?.filter((message) => message?.startsWith('queued ('))).toEqual([]);
+      }
+    } finally {
+      stop();
+    }
+  });
+
+  it('removes the share from the job of a task cancelled while it runs: no activation takes a slot for it', async () => {
+    let release: () => void = () => {};
+    const started: string[] = [];
+    const executor: TaskExecutor = {
+      async execute(record: TaskRecord) {
+        started.push(record.taskId);
+        // Ignores the cancel's abort, so the job stays active with its data replaced.
+        await new Promise<void>((resolve) => (release = resolve));
+        return DONE;
+      },
+    };
+    const rt = await start({ executor });
+    const names = runtimeNames(prefix);
+    const task = await rt.create(newRecord({}), { maxRunningForOwner: 2 });
+    await waitUntil(() => started.includes(task.taskId));
+    const jobKey = names.shardOf(task.taskId).job(task.taskId);
+    expect(await withRedis((client) => client.hget(jobKey, SHARE_FIELD))).toBe('2:0:o:alice');
+    await rt.cancel(task.taskId, 'while it runs');
+    expect(await withRedis((client) => client.hexists(jobKey, SHARE_FIELD))).toBe(0);
+    expect(JSON.parse((await withRedis((client) => client.hget(jobKey, 'data'))) as string)).toEqual({ tool: 't' });
+    release();
+    await eventually(async () => (await activeJobs()) === 0);
   });
 
   it('folds the record into every job insert BullMQ picks: a delayed job and a job with a parent too', async () => {

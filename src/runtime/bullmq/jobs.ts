@@ -11,9 +11,10 @@ import type { ParkReason } from '../../engine/lifecycle.js';
 import { expiresAt, type TaskRecord } from '../../engine/task.js';
 import { captureTraceContext } from '../../observe/tracing.js';
 import type { RedisClient } from './connection.js';
-import type { ShardNames } from './keys.js';
+import type { ShardNames, ShareNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
 import type { RecordCommand, RecordFold } from './record-fold.js';
+import { shareField } from './share-field.js';
 
 /** Job data: the tool (for dashboards and tool slots), the trace, and the start snapshot. */
 export interface TaskJobData {
@@ -108,6 +109,11 @@ export class TaskQueue {
     shard: ShardNames,
     retry: Required<JobRetryOptions>,
     private readonly fold: RecordFold,
+    /**
+     * The app's share names when a job's share is written into its hash (`SHARE_FIELD`): on
+     * one Redis, where the script activating the job can take the slot; not on a cluster.
+     */
+    private readonly shareFieldNames?: ShareNames,
   ) {
     // A shared client: the queue adds no connection of its own and fails as fast as the client.
     this.queue = new (bullmqLibrary().Queue)<TaskJobData>(
@@ -137,8 +143,12 @@ export class TaskQueue {
    * a job with a parent through BullMQ's standard insert.
    */
   async enqueue(record: TaskRecord, insert: RecordCommand, share?: JobShare): Promise<void> {
-    await this.fold.addWithRecord(record.taskId, insert, () =>
-      this.queue.add(record.tool, this.jobData(record, share), this.optionsFor(record)),
+    const field = share && this.shareFieldNames ? shareField(this.shareFieldNames, share) : '';
+    await this.fold.addWithRecord(
+      record.taskId,
+      insert,
+      () => this.queue.add(record.tool, this.jobData(record, share), this.optionsFor(record)),
+      field,
     );
   }
 

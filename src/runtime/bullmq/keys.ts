@@ -175,6 +175,15 @@ export interface ShareNames {
   waitingAll(owner: string | null): string;
   /** Every `waitingAll` set of the app (one per home shard), for counting. */
   readonly waitingAllKeys: readonly string[];
+  /**
+   * The parts the three names above are made of, for the script that takes a share's slot as
+   * it activates a job (record-fold.ts), which builds them in Lua: `base .. ':running:' ..
+   * part`, `base .. ':waiting:' .. part`, `base .. ':waiting-all'`, where `base` is
+   * `bases[homeIndex(owner)]` and `part` is `ownerPart(owner)`.
+   */
+  readonly bases: readonly string[];
+  homeIndex(owner: string | null): number;
+  ownerPart(owner: string | null): string;
 }
 
 function shareNames(
@@ -183,20 +192,20 @@ function shareNames(
   shards: readonly ShardNames[],
   homeOf: (owner: string | null) => ShardNames,
 ): ShareNames {
-  const baseOf =
-    shards.length === 1
-      ? () => `${prefix}::{${queue}.shares}`
-      : (owner: string | null) => `${prefix}::${homeOf(owner).queue}:shares`;
+  const bases =
+    shards.length === 1 ? [`${prefix}::{${queue}.shares}`] : shards.map((shard) => `${prefix}::${shard.queue}:shares`);
+  const homeIndex = (owner: string | null) => (shards.length === 1 ? 0 : homeOf(owner).index);
+  const baseOf = (owner: string | null) => bases[homeIndex(owner)] as string;
   // Anonymous callers share one share; `o:` keeps a principal named "anonymous" apart from them.
   const ownerPart = (owner: string | null) => (owner === null ? 'anonymous' : `o:${owner}`);
   return {
     running: (owner) => `${baseOf(owner)}:running:${ownerPart(owner)}`,
     waiting: (owner) => `${baseOf(owner)}:waiting:${ownerPart(owner)}`,
     waitingAll: (owner) => `${baseOf(owner)}:waiting-all`,
-    waitingAllKeys:
-      shards.length === 1
-        ? [`${prefix}::{${queue}.shares}:waiting-all`]
-        : shards.map((shard) => `${prefix}::${shard.queue}:shares:waiting-all`),
+    waitingAllKeys: bases.map((base) => `${base}:waiting-all`),
+    bases,
+    homeIndex,
+    ownerPart,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * Fair shares between principals across every worker process: at most `limit` of one owner's
  * tasks run at once. A run holds a lease in the owner's running set in Redis (renewed while it
- * runs, so a killed worker's slot frees itself when the lease runs out); a task over the share
+ * runs, by one timer for all of this process's runs, so a killed worker's slot frees itself when the lease runs out); a task over the share
  * joins the owner's waiting line and its job leaves the worker (delayed), holding no slot.
  * Whoever releases a slot pops the line's head and promotes its job: a waiting task starts as
  * soon as one of its owner's runs ends. A delayed waiter also wakes by itself after
@@ -13,6 +13,7 @@ import type { TaskJobData } from './jobs.js';
 import type { RuntimeNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { ShardQueues } from './shard-queues.js';
+import { SHARE_FIELD } from './share-field.js';
 
 /** How long a run's slot outlives its last renewal (renewed every third of it). */
 export const SHARE_LEASE_MS = 30_000;
@@ -28,9 +29,7 @@ const MAX_SKIPPED_WAITERS = 100;
  * Takes a slot (or keeps the one this task holds: a run after a lost worker), returning -1; or
  * puts the task in line and returns how many of the owner's tasks run.
  */
-const ACQUIRE = new LuaScript(
-  'mcpShareAcquire',
-  `
+const ACQUIRE_SOURCE = `
 local now = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local count = redis.call('ZCARD', KEYS[1])
@@ -46,8 +45,38 @@ redis.call('PEXPIRE', KEYS[2], ARGV[6])
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[6])
 return count
-`,
-);
+`;
+const ACQUIRE = new LuaScript('mcpShareAcquire', ACQUIRE_SOURCE);
+
+/**
+ * Lua defining `mcpTake(reply, now, bases)`, for the scripts that activate a job (record-fold.ts)
+ * where the share's keys can join them (one Redis, not a cluster): `ACQUIRE` for the job in
+ * `reply` (BullMQ's answer with the job it activated: its hash as a flat list, its id, then two
+ * delays) when the job's hash names its share (`SHARE_FIELD`; `bases` are `ShareNames.bases`,
+ * the key names built as `ShareNames` builds them). The take's answer (-1 taken, else how many
+ * of the owner's tasks run, and the task is in line) is added as the reply's fifth element,
+ * which BullMQ does not read; a reply with no job, or a job with no share, is returned as it came.
+ */
+export const SHARE_TAKE_SCRIPT = `
+local function mcpShareAcquire(KEYS, ARGV)
+${ACQUIRE_SOURCE}
+end
+local function mcpTake(reply, now, bases)
+  if type(reply) ~= 'table' or type(reply[1]) ~= 'table' or type(reply[2]) ~= 'string' then return reply end
+  local fields, share, order = reply[1], nil, nil
+  for i = 1, #fields, 2 do
+    if fields[i] == '${SHARE_FIELD}' then share = fields[i + 1] elseif fields[i] == 'timestamp' then order = fields[i + 1] end
+  end
+  if not share then return reply end
+  local limit, home, part = string.match(share, '^(%d+):(%d+):(.*)$')
+  local base = limit and bases[tonumber(home) + 1]
+  if not base then return reply end
+  reply[5] = mcpShareAcquire(
+    { base .. ':running:' .. part, base .. ':waiting:' .. part, base .. ':waiting-all' },
+    { reply[2], limit, now, ${SHARE_LEASE_MS}, order or now, ${SHARE_KEY_TTL_MS} })
+  return reply
+end
+`;
 
 /**
  * KEYS: running, waiting, waitingAll. ARGV: taskId ('' to release nothing), now.
@@ -64,10 +93,11 @@ return head[1]
 const RELEASE = new LuaScript('mcpShareRelease', RELEASE_SOURCE);
 
 /**
- * `RELEASE` as text, for the script that completes a run's job (record-fold.ts), which frees
- * the slot with it where the share's keys can join that script (one Redis, not a cluster).
+ * The share's release and take as text, for the job scripts that run them inside theirs
+ * (record-fold.ts) where the share's keys can join them (one Redis, not a cluster): the
+ * release in the completion, the take (`SHARE_TAKE_SCRIPT`) in every activation.
  */
-export const SHARE_RELEASE_SCRIPT = RELEASE_SOURCE;
+export const SHARE_SCRIPTS = { shareRelease: RELEASE_SOURCE, shareTake: SHARE_TAKE_SCRIPT } as const;
 
 /**
  * KEYS: running, waiting, waitingAll. ARGV: taskId, limit, now, order, keyTtlMs.
@@ -97,7 +127,7 @@ export interface ShareSlot {
   /** Stops renewing the lease: the run is over, and its release is on its way. */
   readonly stopRenewing: () => void;
   /**
-   * The slot was freed by the script that completed the job (`SHARE_RELEASE_SCRIPT`),
+   * The slot was freed by the script that completed the job (`SHARE_SCRIPTS.shareRelease`),
    * which popped `head` from the owner's line: wakes it (as `release` does).
    */
   readonly releasedInFinish: (head: string | undefined) => Promise<void>;
@@ -109,6 +139,12 @@ export type ShareTurn = ShareSlot | { readonly running: number };
 export class PrincipalShares {
   /** A queue handle per shard, made when a wake-up first needs one. */
   private readonly queues: ShardQueues;
+  /**
+   * The slots this process holds, by running set: one timer renews them all, one command per
+   * set, every third of a lease (a timer per run cost every task a timer's making and clearing).
+   */
+  private readonly heldSlots = new Map<string, Set<string>>();
+  private readonly renewer: NodeJS.Timeout;
 
   constructor(
     private readonly client: RedisClient,
@@ -120,6 +156,8 @@ export class PrincipalShares {
     ACQUIRE.define(client);
     RELEASE.define(client);
     STAY_IN_LINE.define(client);
+    this.renewer = setInterval(() => this.renew(), SHARE_LEASE_MS / 3);
+    this.renewer.unref();
   }
 
   /** A slot in `owner`'s share for `taskId`, or its place in line (`order`: first come first). */
@@ -129,27 +167,52 @@ export class PrincipalShares {
       await ACQUIRE.run(this.client, keys, [taskId, limit, this.clock(), SHARE_LEASE_MS, order, SHARE_KEY_TTL_MS]),
     );
     if (reply >= 0) return { running: reply };
-    const renew = setInterval(() => {
-      this.client.zadd(keys[0], 'XX', this.clock() + SHARE_LEASE_MS, taskId).catch(this.onError);
-    }, SHARE_LEASE_MS / 3);
-    renew.unref();
+    return this.held(owner, taskId);
+  }
+
+  /**
+   * The slot `taskId` holds in `owner`'s share, taken by the script that activated its job
+   * (`SHARE_ACQUIRE_SCRIPT`), or by `acquire`: renewed from now on until it is released.
+   */
+  held(owner: string | null, taskId: string): ShareSlot {
+    const keys = this.keysOf(owner);
+    const running = keys[0];
+    const members = this.heldSlots.get(running) ?? new Set<string>();
+    members.add(taskId);
+    this.heldSlots.set(running, members);
+    const stopRenewing = () => {
+      members.delete(taskId);
+      if (members.size === 0 && this.heldSlots.get(running) === members) this.heldSlots.delete(running);
+    };
     let released = false;
     return {
       keys,
-      stopRenewing: () => clearInterval(renew),
+      stopRenewing,
       release: async () => {
         if (released) return;
         released = true;
-        clearInterval(renew);
+        stopRenewing();
         await this.releaseAndWake(owner, taskId);
       },
       releasedInFinish: async (head) => {
         if (released) return;
         released = true;
-        clearInterval(renew);
+        stopRenewing();
         if (head !== undefined) await this.wake(owner, head);
       },
     };
+  }
+
+  /**
+   * Pushes the lease of every slot this process holds a lease further. `XX`: a slot released
+   * meanwhile (or lapsed) is not brought back.
+   */
+  private renew(): void {
+    const until = this.clock() + SHARE_LEASE_MS;
+    for (const [running, members] of this.heldSlots) {
+      const pairs = [...members].flatMap((member) => [until, member]);
+      this.client.zadd(running, 'XX', ...pairs).catch(this.onError);
+    }
   }
 
   /**
@@ -168,6 +231,8 @@ export class PrincipalShares {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.renewer);
+    this.heldSlots.clear();
     await this.queues.close();
   }
 

@@ -20,6 +20,7 @@ import { cancelledJobData } from './jobs.js';
 import type { RuntimeNames, ShardNames } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import type { RecordCommand } from './record-fold.js';
+import { SHARE_FIELD } from './share-field.js';
 
 /** Dead ids an insert removes from its owner's index at most: bounded work per create. */
 const PRUNE_BATCH = 100;
@@ -117,7 +118,9 @@ return 1
  * record's TTL changed (a SEP-1686 task ending), and then the owner set is kept alive at least
  * as long. A task leaves the live set in the write that ends it, so whoever hears of the end
  * can create again at once. A cancel replaces the job's data in the same script, so a worker
- * that takes the job afterwards finds no start snapshot in it and reads the record instead.
+ * that takes the job afterwards finds no start snapshot in it and reads the record instead,
+ * and removes the job's share from its hash (`SHARE_FIELD`), so that no script activating the
+ * job takes a slot for a task that no longer counts against its owner's share.
  */
 const COMPARE_AND_SET_SOURCE = `
 local version = redis.call('HGET', KEYS[1], 'version')
@@ -131,7 +134,10 @@ if ARGV[4] ~= '' then
     redis.call('PEXPIREAT', KEYS[4], ARGV[4])
   end
 end
-if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[3], 'data') == 1 then redis.call('HSET', KEYS[3], 'data', ARGV[6]) end
+if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[3], 'data') == 1 then
+  redis.call('HSET', KEYS[3], 'data', ARGV[6])
+  redis.call('HDEL', KEYS[3], '${SHARE_FIELD}')
+end
 redis.call('PUBLISH', ARGV[3], '{"record":' .. ARGV[2] .. '}')
 if ARGV[7] then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
 return 1

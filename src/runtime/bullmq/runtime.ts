@@ -27,6 +27,7 @@ import {
   asUnavailable,
   closeClient,
   createRedisClient,
+  isClusterConnection,
   pingAnyMaster,
   type RedisClient,
   type RedisConnection,
@@ -37,7 +38,7 @@ import { TaskEventStream } from './events.js';
 import { type JobRetryOptions, type JobShare, shareOf, TaskQueue } from './jobs.js';
 import { type RuntimeNames, runtimeNames, shardIndexOf } from './keys.js';
 import { countParked, noteUnparked } from './parked-tasks.js';
-import { countShareWaiters, SHARE_RELEASE_SCRIPT } from './principal-shares.js';
+import { countShareWaiters, SHARE_SCRIPTS } from './principal-shares.js';
 import { FoldedInsertRefusedError, RecordFold } from './record-fold.js';
 import { checkInserted, DuplicateTaskError, type LiveRoom, RECORD_SCRIPTS, RedisTaskStore } from './record-store.js';
 import { RedisSlotLedger } from './slot-ledger.js';
@@ -141,8 +142,12 @@ export class BullmqTaskRuntime implements TaskRuntime {
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:events`);
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
     const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
-    const fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT });
-    this.queues = this.names.shards.map((shard) => new TaskQueue(this.client, this.names.prefix, shard, retry, fold));
+    const fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, ...SHARE_SCRIPTS });
+    // On one Redis a job's share goes into its hash, for its worker to take the slot as it activates the job.
+    const shareFieldNames = isClusterConnection(options.connection) ? undefined : this.names.shares;
+    this.queues = this.names.shards.map(
+      (shard) => new TaskQueue(this.client, this.names.prefix, shard, retry, fold, shareFieldNames),
+    );
     this.events = new TaskEventStream(this.subscriber, this.names.eventsChannel, this.logger);
     this.slots = new RedisSlotLedger(this.client, this.names, {
       ...(options.slotLeaseMs !== undefined && { leaseMs: options.slotLeaseMs }),

@@ -77,7 +77,7 @@ import {
   PrincipalShares,
   promoteIfDelayed,
   SHARE_RECHECK_MS,
-  SHARE_RELEASE_SCRIPT,
+  SHARE_SCRIPTS,
   type ShareSlot,
   type ShareTurn,
 } from './principal-shares.js';
@@ -245,8 +245,9 @@ export class TaskWorker {
   /** Writes each outcome in the command that completes its job (record-fold.ts). */
   private readonly fold: RecordFold;
   /**
-   * Whether a run's fair-share slot is freed in the script that completes its job: on one
-   * Redis, not on a cluster (where the share's keys are in a slot of their own).
+   * Whether a run's fair-share slot is taken in the script that activates its job and freed
+   * in the script that completes it: on one Redis, not on a cluster (where the share's keys
+   * are in a slot of their own, and each is a command of its own).
    */
   private readonly foldsShares: boolean;
   private readonly cancels: RedisChannelSubscription;
@@ -293,8 +294,13 @@ export class TaskWorker {
     this.subscriber = createRedisClient(options.connection, 'subscriber', this.logger, `${this.names.queue}:cancels`);
     this.clock = options.clock ?? Date.now;
     this.store = new RedisTaskStore(this.client, this.names, this.clock);
-    this.fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, shareRelease: SHARE_RELEASE_SCRIPT }, this.clock);
     this.foldsShares = !isClusterConnection(options.connection);
+    this.fold = new RecordFold(
+      this.client,
+      { ...RECORD_SCRIPTS, ...SHARE_SCRIPTS },
+      this.clock,
+      this.foldsShares ? { bases: this.names.shares.bases } : undefined,
+    );
     this.childQueues = new ShardQueues(this.client, this.names);
     this.onClosed = options.onClosed;
     this.slots = new ToolSlots((tool) => this.executor.concurrencyOf?.(tool));
@@ -441,11 +447,33 @@ export class TaskWorker {
     const run: RunningTask = { controller, shuttingDown: false, paused: false };
     // An outcome left by an earlier run of this job that never completed it (its lock was lost).
     this.fold.forget(taskId);
+    // The owner's fair share, across every worker. On one Redis the script that activated the
+    // job took its slot already, or put the task in line (record-fold.ts); else it is taken below.
+    const share = job.data.share;
+    const takenAtActivation = this.fold.takenAtActivation(taskId);
     // Registered before anything is read: a cancel heard from now on reaches `run`, and one
     // heard before is in `recentCancels`.
     this.running.set(taskId, run);
     this.abortIfCancelled(taskId, run);
     try {
+      // Over the share: the job leaves this worker to wait, before it takes any slot here.
+      if (share && takenAtActivation !== undefined && takenAtActivation !== 'taken') {
+        return await this.waitForShare(job, token, share, takenAtActivation.running);
+      }
+      let slot: ShareSlot | undefined =
+        share && takenAtActivation === 'taken' ? this.shares.held(share.owner, taskId) : undefined;
+      // Set when the script that completes the job frees the slot (record-fold.ts).
+      let slotFreedByFinish = false;
+      const freeShareSlot = () => {
+        // Freed on every ending (outcome, cancel, park, hand-back); a killed worker's lease runs out.
+        // An outcome's completion frees it in its own script; a completion that never comes
+        // leaves it to the lease, renewed no more.
+        if (slotFreedByFinish) slot?.stopRenewing();
+        else if (slot) {
+          const held = slot;
+          this.track(withDeadline('release a fair-share slot', CROSS_SHARD_DEADLINE_MS, () => held.release()));
+        }
+      };
       // A job that waits here for a slot is still `queued` to clients, and a cancel's message
       // may reach this process after the slot frees up (on a cluster it crosses nodes): after a
       // wait, only the record can say the task is still wanted.
@@ -453,18 +481,17 @@ export class TaskWorker {
       // The job names its tool, so the slot is taken before any Redis read; a task gone or ended
       // meanwhile (cancelled while queued) stops at the read or by the cancel above.
       const releaseProcessSlot = this.processSlots ? await this.processSlots.acquire('', controller.signal) : () => {};
-      if (!releaseProcessSlot) return this.afterAbort(job, token, run);
+      if (!releaseProcessSlot) {
+        freeShareSlot();
+        return this.afterAbort(job, token, run);
+      }
       const releaseToolSlot = await this.slots.acquire(job.data.tool, controller.signal);
       if (!releaseToolSlot) {
         releaseProcessSlot();
+        freeShareSlot();
         return this.afterAbort(job, token, run);
       }
-      // The owner's fair share, across every worker: over it, the job leaves this worker to wait.
-      const share = job.data.share;
-      let slot: ShareSlot | undefined;
-      // Set when the script that completes the job frees the slot (record-fold.ts).
-      let slotFreedByFinish = false;
-      if (share) {
+      if (share && !slot) {
         let turn: ShareTurn;
         try {
           turn = await withDeadline('take a fair-share slot', CROSS_SHARD_DEADLINE_MS, () =>
@@ -485,14 +512,7 @@ export class TaskWorker {
       const release = () => {
         releaseToolSlot();
         releaseProcessSlot();
-        // Freed on every ending (outcome, cancel, park, hand-back); a killed worker's lease runs out.
-        // An outcome's completion frees it in its own script; a completion that never comes
-        // leaves it to the lease, renewed no more.
-        if (slotFreedByFinish) slot?.stopRenewing();
-        else if (slot) {
-          const held = slot;
-          this.track(withDeadline('release a fair-share slot', CROSS_SHARD_DEADLINE_MS, () => held.release()));
-        }
+        freeShareSlot();
       };
       let startedNote: NodeJS.Timeout | undefined;
       try {
@@ -1081,6 +1101,7 @@ export class TaskWorker {
    * The owner runs its whole share: the task says so, and its job leaves this worker (delayed,
    * no attempt used) until a release of that owner promotes it, or `SHARE_RECHECK_MS` passes.
    * A task that ended meanwhile (cancelled while queued) just completes its job.
+   * Throws BullMQ's `DelayedError` once the job is delayed.
    */
   private async waitForShare(
     job: Job<TaskJobData, void>,
@@ -1121,6 +1142,9 @@ export class TaskWorker {
       return false;
     });
     if (room) await promoteIfDelayed(job);
+    // Tells BullMQ the job was moved by us: neither complete nor fail it (returning made BullMQ
+    // complete a job it no longer held: "Missing lock" errors, and two wasted round trips).
+    throw new (bullmqLibrary().DelayedError)();
   }
 
   /**

@@ -78,7 +78,7 @@ export class PrincipalSlots {
     this.handOver();
     // The ledger does not know of the slots counted here: they take room from what it may grant.
     const room = this.options.limit - here.local.size;
-    if (room <= 0) return this.forget(holder, here, undefined);
+    if (room <= 0) return this.forget(holder, here);
     here.asking++;
     let release: ReleaseSlot | undefined;
     try {
@@ -89,7 +89,7 @@ export class PrincipalSlots {
     }
     here.asking--;
     this.ledgerAnswers();
-    if (!release) return this.forget(holder, here, undefined);
+    if (!release) return this.forget(holder, here);
     here.ledger++;
     const ledgerRelease = release;
     let released = false;
@@ -98,7 +98,7 @@ export class PrincipalSlots {
       released = true;
       here.ledger--;
       ledgerRelease();
-      this.forget(holder, here, undefined);
+      this.forget(holder, here);
     };
   }
 
@@ -119,7 +119,7 @@ export class PrincipalSlots {
         { cap: this.options.cap, limit: this.options.limit, error: String(error) },
       );
     }
-    if (here.ledger + here.asking + here.local.size >= this.options.limit) return this.forget(holder, here, undefined);
+    if (here.ledger + here.asking + here.local.size >= this.options.limit) return this.forget(holder, here);
     const slot: LocalSlot = { released: false };
     here.local.add(slot);
     this.countedHere++;
@@ -132,10 +132,11 @@ export class PrincipalSlots {
         here.ledger--;
         slot.handedOver();
       }
-      this.forget(holder, here, undefined);
+      this.forget(holder, here);
     };
   }
 
+  /** A take or a hand-over got an answer: logged once when the ledger comes back. */
   private ledgerAnswers(): void {
     if (this.counting === 'ledger') return;
     this.counting = 'ledger';
@@ -184,11 +185,11 @@ export class PrincipalSlots {
     return here;
   }
 
-  /** Drops the holder's entry once it holds nothing; passes `result` through. */
-  private forget<T>(holder: string, here: HeldHere, result: T): T {
+  /** Drops the holder's entry once it holds nothing; `undefined`, for a refusal to return. */
+  private forget(holder: string, here: HeldHere): undefined {
     if (here.ledger === 0 && here.asking === 0 && here.local.size === 0 && this.held.get(holder) === here) {
       this.held.delete(holder);
     }
-    return result;
+    return undefined;
   }
 }

@@ -5,7 +5,9 @@
  * Taking a slot drops the set's lapsed leases and adds one if fewer than the limit remain, in
  * one script (Redis time, so no process's clock decides); this process renews the leases it
  * holds every third of a lease, and lets each go when its holder does. A process that dies
- * renews nothing, so its slots come back within one lease.
+ * renews nothing, so its slots come back within one lease. `hold` adds a lease whatever the
+ * count (a slot granted while Redis did not answer, handed over once it does). A take that gives
+ * up at its deadline withdraws its lease, in case the script still runs after it.
  *
  * Bound: a process that stalls longer than a lease (a long GC pause, a partition) loses its
  * leases; their holders go on, so for that moment the cap can be passed by what that process

@@ -24,6 +24,12 @@ export interface SlotLedger {
    * cannot be counted refuses rather than lets everything through.
    */
   take(cap: string, holder: string, limit: number): Promise<ReleaseSlot | undefined>;
+  /**
+   * Counts a slot that `holder` already holds, whatever the count: a slot granted while the
+   * ledger could not count (see `PrincipalSlots`), handed to it once it answers so that every
+   * process sees it. Resolves with its release; rejects as `take` does.
+   */
+  hold(cap: string, holder: string): Promise<ReleaseSlot>;
   /** Slots of `cap` that `holder` holds right now, across the scope (for tests and stats). */
   held(cap: string, holder: string): Promise<number>;
   /** Lets go of every slot this process holds and stops keeping its leases alive. */

@@ -147,6 +147,8 @@ export interface HttpFrontDeps {
    * processes on Redis). Default: this process's memory.
    */
   readonly slots?: SlotLedger;
+  /** Hears of each session or listen slot counted in this process's memory because `slots` did not answer. */
+  readonly onSlotCountedLocally?: (cap: string) => void;
   /** Caps on listen streams per principal, shared with nothing else. */
   readonly listenSlots?: PrincipalSlots;
   /**
@@ -212,22 +214,28 @@ export class HttpFront {
     this.allowedOrigins = [...(options.allowedOrigins ?? localhostAllowedOrigins())];
     this.sessionIdleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
     const ledger = deps.slots ?? new MemorySlotLedger();
-    this.sessionSlots = new PrincipalSlots(
+    const observe = {
+      logger: deps.logger,
+      ...(deps.onSlotCountedLocally && { onCountedLocally: deps.onSlotCountedLocally }),
+    };
+    this.sessionSlots = new PrincipalSlots({
       ledger,
-      'sessions',
-      this.limits.maxSessionsPerPrincipal,
-      'maxSessionsPerPrincipal',
-      'open sessions',
-    );
+      cap: 'sessions',
+      limit: this.limits.maxSessionsPerPrincipal,
+      limitName: 'maxSessionsPerPrincipal',
+      what: 'open sessions',
+      ...observe,
+    });
     this.listenSlots =
       deps.listenSlots ??
-      new PrincipalSlots(
+      new PrincipalSlots({
         ledger,
-        'listen',
-        this.limits.maxListenStreamsPerPrincipal,
-        'maxListenStreamsPerPrincipal',
-        'open listen streams',
-      );
+        cap: 'listen',
+        limit: this.limits.maxListenStreamsPerPrincipal,
+        limitName: 'maxListenStreamsPerPrincipal',
+        what: 'open listen streams',
+        ...observe,
+      });
     this.sweeper = setInterval(() => this.closeIdleSessions(), Math.min(60_000, this.sessionIdleMs));
     this.sweeper.unref();
   }

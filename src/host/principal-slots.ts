@@ -8,49 +8,188 @@
  * connection) share one count.
  *
  * When the ledger cannot count (Redis does not answer), a slot is counted in this process's
- * memory instead: the cap then holds per process, as it would without Redis, and the server
- * keeps serving what needs no Redis (plain tool calls) rather than refusing every session.
+ * memory instead, so the server keeps serving what needs no Redis (plain tool calls) rather
+ * than refusing every session. Such a local take counts everything this process holds for the
+ * caller, in the ledger too (and takes still waiting on it), so one process never holds more
+ * than the limit; across N processes the cap can then be passed up to N times, which is why
+ * each local take is logged (once per outage) and counted. Every take asks the ledger first,
+ * and while slots counted here are left each take also offers them to the ledger, which counts
+ * them from the first offer it answers, so the other processes see them again. Until then a take
+ * through the ledger leaves room for them.
  */
 
-import type { SlotLedger } from '../engine/slot-ledger.js';
+import type { ReleaseSlot, SlotLedger } from '../engine/slot-ledger.js';
 import { type CallerIdentity, identityKey } from '../http/client-address.js';
 import type { JsonRpcError } from '../jsonrpc/json-rpc-error.js';
+import type { Logger } from '../observe/logger.js';
 import { limitExceeded } from '../protocol/rpc-error.js';
-import { MemorySlotLedger } from '../runtime/memory/slot-ledger.js';
+
+export interface PrincipalSlotsOptions {
+  /** Where slots are counted: the runtime's ledger (Redis on BullMQ), or this process's memory. */
+  readonly ledger: SlotLedger;
+  /** The ledger's name of what is capped (`sessions`, `listen`, `blocking`): its Redis key. */
+  readonly cap: string;
+  /** How many slots one caller may hold. */
+  readonly limit: number;
+  /** The limit's configuration name (`maxSessionsPerPrincipal`), for the error. */
+  readonly limitName: string;
+  /** What is counted, in the plural (`open sessions`). */
+  readonly what: string;
+  /** Hears when this process starts and stops counting in its own memory. */
+  readonly logger: Logger;
+  /** Hears of each slot counted in this process's memory because the ledger did not answer (a metric). */
+  readonly onCountedLocally?: (cap: string) => void;
+}
+
+/** One slot counted in this process's memory while the ledger did not answer. */
+interface LocalSlot {
+  released: boolean;
+  /** The ledger's release, once the slot was handed to the ledger. */
+  handedOver?: ReleaseSlot;
+}
+
+/** What this process holds of one caller's slots. */
+interface HeldHere {
+  /** Slots the ledger counts. */
+  ledger: number;
+  /** Takes waiting on the ledger: counted as held by a local take, in case the ledger grants them. */
+  asking: number;
+  /** Slots only this process counts. */
+  readonly local: Set<LocalSlot>;
+}
 
 export class PrincipalSlots {
-  /** Where slots are counted while the ledger cannot count: this process alone. */
-  private readonly fallback = new MemorySlotLedger();
+  private readonly held = new Map<string, HeldHere>();
+  /** Whether the last take reached the ledger: the switch is logged once each way. */
+  private counting: 'ledger' | 'locally' = 'ledger';
+  /** Slots counted here alone, over every holder. */
+  private countedHere = 0;
+  private handingOver = false;
 
-  constructor(
-    private readonly ledger: SlotLedger,
-    /** The ledger's name of what is capped (`sessions`, `listen`, `blocking`): its Redis key. */
-    private readonly cap: string,
-    private readonly limit: number,
-    /** The limit's configuration name (`maxSessionsPerPrincipal`), for the error. */
-    private readonly limitName: string,
-    /** What is counted, in the plural (`open sessions`). */
-    private readonly what: string,
-  ) {}
+  constructor(private readonly options: PrincipalSlotsOptions) {}
 
   /**
-   * A release function (idempotent), or `undefined` when the principal already holds `limit`
+   * A release function (idempotent), or `undefined` when the caller already holds `limit`
    * (in the ledger, or in this process while the ledger cannot count).
    */
   async tryAcquire(who: CallerIdentity): Promise<(() => void) | undefined> {
     const holder = identityKey(who);
+    const here = this.entry(holder);
+    this.handOver();
+    // The ledger does not know of the slots counted here: they take room from what it may grant.
+    const room = this.options.limit - here.local.size;
+    if (room <= 0) return this.forget(holder, here);
+    here.asking++;
+    let release: ReleaseSlot | undefined;
     try {
-      return await this.ledger.take(this.cap, holder, this.limit);
-    } catch {
-      return this.fallback.take(this.cap, holder, this.limit);
+      release = await this.options.ledger.take(this.options.cap, holder, room);
+    } catch (error) {
+      here.asking--;
+      return this.takeLocally(holder, here, error);
     }
+    here.asking--;
+    this.ledgerAnswers();
+    if (!release) return this.forget(holder, here);
+    here.ledger++;
+    const ledgerRelease = release;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      here.ledger--;
+      ledgerRelease();
+      this.forget(holder, here);
+    };
   }
 
   refusal(): JsonRpcError {
     return limitExceeded(
-      this.limitName,
-      this.limit,
-      `Too many ${this.what} for this caller: the limit is ${this.limit} (${this.limitName})`,
+      this.options.limitName,
+      this.options.limit,
+      `Too many ${this.options.what} for this caller: the limit is ${this.options.limit} (${this.options.limitName})`,
     );
+  }
+
+  /** The ledger did not answer: counts the slot against all this process holds for the caller. */
+  private takeLocally(holder: string, here: HeldHere, error: unknown): ReleaseSlot | undefined {
+    if (this.counting === 'ledger') {
+      this.counting = 'locally';
+      this.options.logger.warn(
+        'The slot ledger did not answer: counting this cap in this process alone until it does (each process may then admit the limit)',
+        { cap: this.options.cap, limit: this.options.limit, error: String(error) },
+      );
+    }
+    if (here.ledger + here.asking + here.local.size >= this.options.limit) return this.forget(holder, here);
+    const slot: LocalSlot = { released: false };
+    here.local.add(slot);
+    this.countedHere++;
+    this.options.onCountedLocally?.(this.options.cap);
+    return () => {
+      if (slot.released) return;
+      slot.released = true;
+      if (here.local.delete(slot)) this.countedHere--;
+      if (slot.handedOver) {
+        here.ledger--;
+        slot.handedOver();
+      }
+      this.forget(holder, here);
+    };
+  }
+
+  /** A take or a hand-over got an answer: logged once when the ledger comes back. */
+  private ledgerAnswers(): void {
+    if (this.counting === 'ledger') return;
+    this.counting = 'ledger';
+    this.options.logger.info('The slot ledger answers again: counting this cap there', {
+      cap: this.options.cap,
+      countedHere: this.countedHere,
+    });
+  }
+
+  /**
+   * Offers every slot counted here alone to the ledger (one round at a time, a round per take
+   * while any are left), so that the other processes count them too.
+   */
+  private handOver(): void {
+    if (this.handingOver || this.countedHere === 0) return;
+    this.handingOver = true;
+    const round = [...this.held].flatMap(([holder, here]) =>
+      [...here.local].map((slot) => this.handOverOne(holder, here, slot)),
+    );
+    void Promise.allSettled(round).finally(() => {
+      this.handingOver = false;
+    });
+  }
+
+  /** Moves one locally counted slot into the ledger, past the limit if need be: the caller holds it. */
+  private async handOverOne(holder: string, here: HeldHere, slot: LocalSlot): Promise<void> {
+    const release = await this.options.ledger.hold(this.options.cap, holder);
+    this.ledgerAnswers();
+    if (slot.released) {
+      release();
+      return;
+    }
+    here.local.delete(slot);
+    this.countedHere--;
+    here.ledger++;
+    slot.handedOver = release;
+  }
+
+  /** What this process holds for `holder`, kept while it holds or asks for anything (see `forget`). */
+  private entry(holder: string): HeldHere {
+    let here = this.held.get(holder);
+    if (!here) {
+      here = { ledger: 0, asking: 0, local: new Set() };
+      this.held.set(holder, here);
+    }
+    return here;
+  }
+
+  /** Drops the holder's entry once it holds nothing; `undefined`, for a refusal to return. */
+  private forget(holder: string, here: HeldHere): undefined {
+    if (here.ledger === 0 && here.asking === 0 && here.local.size === 0 && this.held.get(holder) === here) {
+      this.held.delete(holder);
+    }
+    return undefined;
   }
 }

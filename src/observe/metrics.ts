@@ -59,6 +59,7 @@ export class TaskMetrics implements TaskObserver {
   private readonly httpRequests: Counter<'method' | 'status'>;
   private readonly rpcRequests: Counter<'method' | 'code'>;
   private readonly refusals: Counter<'reason'>;
+  private readonly slotsCountedLocally: Counter<'cap'>;
 
   constructor(sources: MetricsSources = {}) {
     const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = promClient();
@@ -124,6 +125,11 @@ export class TaskMetrics implements TaskObserver {
     this.refusals = counter('mcp_task_refusals_total', 'Requests refused by a rate limit or quota, by reason.', [
       'reason',
     ]);
+    this.slotsCountedLocally = counter(
+      'mcp_task_slots_counted_locally_total',
+      'Capped slots (sessions, listen, blocking) counted in this process alone because the slot ledger (Redis) did not answer, by cap.',
+      ['cap'],
+    );
 
     const stats = sources.stats;
     if (stats) {
@@ -291,6 +297,11 @@ export class TaskMetrics implements TaskObserver {
 
   refused(reason: RefusalReason): void {
     this.refusals.inc({ reason });
+  }
+
+  /** A capped slot counted in this process alone: the ledger did not answer (see `PrincipalSlots`). */
+  slotCountedLocally(cap: string): void {
+    this.slotsCountedLocally.inc({ cap });
   }
 
   /** The text exposition format, and its content type. */

@@ -19,11 +19,11 @@ describeWithRedis('RedisSlotLedger', () => {
   const opened: { ledger: RedisSlotLedger; client: Redis }[] = [];
   const prefixes: string[] = [];
 
-  const ledgerOn = (prefix: string): RedisSlotLedger => {
+  const ledgerOn = (prefix: string, operationTimeoutMs = 2000): RedisSlotLedger => {
     const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     const ledger = new RedisSlotLedger(client, runtimeNames(prefix), {
       leaseMs: LEASE_MS,
-      operationTimeoutMs: 2000,
+      operationTimeoutMs,
       logger: quietLogger,
     });
     opened.push({ ledger, client });
@@ -104,6 +104,33 @@ describeWithRedis('RedisSlotLedger', () => {
     expect(tags.size).toBe(2);
   });
 
+  it('counts a held slot past the limit, and lets it go on release', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = [ledgerOn(prefix), ledgerOn(prefix)];
+    expect(await a.take('blocking', 'p:alice', 1)).toBeTypeOf('function');
+    const held = await b.hold('blocking', 'p:alice');
+    expect(await a.held('blocking', 'p:alice')).toBe(2);
+    expect(await b.take('blocking', 'p:alice', 2)).toBeUndefined();
+    // Another holder's count is its own.
+    expect(await b.take('blocking', 'p:bob', 1)).toBeTypeOf('function');
+    held();
+    await expect.poll(() => a.held('blocking', 'p:alice')).toBe(1);
+  });
+
+  it('leaves no lease behind for a take that missed its deadline', async () => {
+    const prefix = freshPrefix();
+    const ledger = ledgerOn(prefix, 200);
+    const { client } = opened[0] as { client: Redis };
+    // A second's block on the ledger's own connection: the take's script waits behind it, past
+    // its deadline, and then still runs.
+    const blocked = client.blpop(`${prefix}::nothing`, 1);
+    await expect(ledger.take('blocking', 'p:alice', 1)).rejects.toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
+    await blocked;
+    // Read on the same connection, behind the script: a lease nobody holds would fill the slot.
+    expect(await ledger.held('blocking', 'p:alice')).toBe(0);
+    expect(await ledger.take('blocking', 'p:alice', 1)).toBeTypeOf('function');
+  });
+
   it('lets go of everything on close', async () => {
     const prefix = freshPrefix();
     const [a, b] = [ledgerOn(prefix), ledgerOn(prefix)];
@@ -124,6 +151,11 @@ it('MemorySlotLedger counts per cap and holder, and releases once', async () => 
   release?.();
   expect(await ledger.held('sessions', 'p:alice')).toBe(0);
   expect(await ledger.take('sessions', 'p:alice', 1)).toBeTypeOf('function');
+  const held = await ledger.hold('sessions', 'p:alice');
+  expect(await ledger.held('sessions', 'p:alice')).toBe(2);
+  held();
+  held();
+  expect(await ledger.held('sessions', 'p:alice')).toBe(1);
 });
 
 describeWithClusterBinaries('RedisSlotLedger on Redis Cluster', () => {

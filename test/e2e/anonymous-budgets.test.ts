@@ -170,6 +170,9 @@ describe('a slot ledger that cannot count', () => {
     take: async () => {
       throw new TaskError('RUNTIME_UNAVAILABLE', 'The task store (Redis) did not answer within 3000 ms');
     },
+    hold: async () => {
+      throw new TaskError('RUNTIME_UNAVAILABLE', 'The task store (Redis) did not answer within 3000 ms');
+    },
     held: async () => 0,
     close: async () => {},
   };

@@ -5,7 +5,9 @@
  * Taking a slot drops the set's lapsed leases and adds one if fewer than the limit remain, in
  * one script (Redis time, so no process's clock decides); this process renews the leases it
  * holds every third of a lease, and lets each go when its holder does. A process that dies
- * renews nothing, so its slots come back within one lease.
+ * renews nothing, so its slots come back within one lease. `hold` adds a lease whatever the
+ * count (a slot granted while Redis did not answer, handed over once it does). A take that gives
+ * up at its deadline withdraws its lease, in case the script still runs after it.
  *
  * Bound: a process that stalls longer than a lease (a long GC pause, a partition) loses its
  * leases; their holders go on, so for that moment the cap can be passed by what that process
@@ -30,14 +32,16 @@ const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
- * KEYS: the holder's lease set for the cap. ARGV: member, limit, lease ms. 1 when taken, 0
- * when the holder already has `limit` live leases. The set lives as long as its newest lease.
+ * KEYS: the holder's lease set for the cap. ARGV: member, limit (-1: whatever the count, for a
+ * slot the holder already holds), lease ms. 1 when taken, 0 when the holder already has `limit`
+ * live leases. The set lives as long as its newest lease.
  */
 const TAKE = new LuaScript(
   'mcpTaskTakeSlot',
   `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+local limit = tonumber(ARGV[2])
+if limit >= 0 and redis.call('ZCARD', KEYS[1]) >= limit then return 0 end
 local lease = tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], lease)
@@ -102,13 +106,32 @@ export class RedisSlotLedger implements SlotLedger {
   }
 
   async take(cap: string, holder: string, limit: number): Promise<ReleaseSlot | undefined> {
+    return this.lease(cap, holder, limit);
+  }
+
+  async hold(cap: string, holder: string): Promise<ReleaseSlot> {
+    const release = await this.lease(cap, holder, -1);
+    if (!release) throw new TaskError('RUNTIME_UNAVAILABLE', `Redis did not count a held ${cap} slot`);
+    return release;
+  }
+
+  /** Adds a lease for `holder` if it holds fewer than `limit` (-1: whatever it holds), and its release. */
+  private async lease(cap: string, holder: string, limit: number): Promise<ReleaseSlot | undefined> {
     if (this.closed) throw new TaskError('RUNTIME_UNAVAILABLE', 'The slot ledger is closed');
     const key = this.names.slotLeases(cap, holder);
     const member = `${this.processId}:${this.nextSlot++}`;
-    const taken = await withDeadline(`take a ${cap} slot`, this.options.operationTimeoutMs, async (signal) => {
-      await whenReady(this.client, signal);
-      return TAKE.run(this.client, [key], [member, limit, this.leaseMs]);
-    });
+    let taken: unknown;
+    try {
+      taken = await withDeadline(`take a ${cap} slot`, this.options.operationTimeoutMs, async (signal) => {
+        await whenReady(this.client, signal);
+        return TAKE.run(this.client, [key], [member, limit, this.leaseMs]);
+      });
+    } catch (error) {
+      // The script may still run after the deadline: its lease, which nobody holds, goes with it
+      // (sent behind the script on the same connection) rather than filling a slot for a lease.
+      this.client.zrem(key, member).catch(() => {});
+      throw error;
+    }
     if (Number(taken) !== 1) return undefined;
     const held = this.mine.get(key) ?? new Set<string>();
     held.add(member);

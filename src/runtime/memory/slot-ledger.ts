@@ -11,17 +11,12 @@ export class MemorySlotLedger implements SlotLedger {
 
   async take(cap: string, holder: string, limit: number): Promise<ReleaseSlot | undefined> {
     const key = keyOf(cap, holder);
-    const count = this.counts.get(key) ?? 0;
-    if (count >= limit) return undefined;
-    this.counts.set(key, count + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.counts.get(key) ?? 1) - 1;
-      if (left <= 0) this.counts.delete(key);
-      else this.counts.set(key, left);
-    };
+    if ((this.counts.get(key) ?? 0) >= limit) return undefined;
+    return this.count(key);
+  }
+
+  async hold(cap: string, holder: string): Promise<ReleaseSlot> {
+    return this.count(keyOf(cap, holder));
   }
 
   async held(cap: string, holder: string): Promise<number> {
@@ -30,6 +25,19 @@ export class MemorySlotLedger implements SlotLedger {
 
   async close(): Promise<void> {
     this.counts.clear();
+  }
+
+  /** One more slot under `key`, and its release. */
+  private count(key: string): ReleaseSlot {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.counts.get(key) ?? 1) - 1;
+      if (left <= 0) this.counts.delete(key);
+      else this.counts.set(key, left);
+    };
   }
 }
 

@@ -117,6 +117,33 @@ describeWithRedis('RedisSlotLedger', () => {
     await expect.poll(() => a.held('blocking', 'p:alice')).toBe(1);
   });
 
+  it('writes back held leases that lapsed while Redis did not hear from the ledger, but no released one', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = [ledgerOn(prefix), ledgerOn(prefix)];
+    const admin = new Redis(REDIS_URL);
+    try {
+      const key = runtimeNames(prefix).slotLeases('blocking', 'p:alice');
+      const first = await a.take('blocking', 'p:alice', 2);
+      expect(await a.take('blocking', 'p:alice', 2)).toBeTypeOf('function');
+      // What an outage longer than a lease leaves: both holders go on, their leases are gone.
+      await admin.del(key);
+      // The next take writes them back before counting: no third slot.
+      expect(await a.take('blocking', 'p:alice', 2)).toBeUndefined();
+      expect(await b.take('blocking', 'p:alice', 2)).toBeUndefined();
+      await admin.del(key);
+      // So does the next renewal (a third of a lease), seen from another ledger.
+      await expect.poll(() => b.held('blocking', 'p:alice'), { timeout: 2 * LEASE_MS, interval: 50 }).toBe(2);
+      first?.();
+      await expect.poll(() => b.held('blocking', 'p:alice')).toBe(1);
+      // Renewals after the release keep the other lease and do not bring the released one back.
+      await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
+      expect(await b.held('blocking', 'p:alice')).toBe(1);
+      expect(await b.take('blocking', 'p:alice', 2)).toBeTypeOf('function');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('leaves no lease behind for a take that missed its deadline', async () => {
     const prefix = freshPrefix();
     const ledger = ledgerOn(prefix, 200);

@@ -9,10 +9,14 @@
  * count (a slot granted while Redis did not answer, handed over once it does). A take that gives
  * up at its deadline withdraws its lease, in case the script still runs after it.
  *
- * Bound: a process that stalls longer than a lease (a long GC pause, a partition) loses its
- * leases; their holders go on, so for that moment the cap can be passed by what that process
- * held. Renewal never re-adds a lapsed lease (`ZADD XX`): a slot released while a renewal was
- * in flight cannot come back to life.
+ * Bound: a process that stalls longer than a lease (a long GC pause, a partition, Redis itself
+ * stopped) loses its leases in Redis while their holders go on, so for that moment the cap can be
+ * passed by what that process held. The leases come back with the process's next renewal or
+ * take, whichever reaches Redis first: both write every lease this process still holds, lapsed
+ * or not, so an outage longer than a lease does not leave the cap counting low for as long as
+ * the holders stay (which would let each outage add another full limit). A released slot does
+ * not come back: the release drops it from what this process holds before its `ZREM` is sent,
+ * and a renewal or take sent earlier on the same connection runs before that `ZREM`.
  */
 import { randomUUID } from 'node:crypto';
 import { TaskError } from '../../engine/errors.js';
@@ -33,33 +37,42 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
  * KEYS: the holder's lease set for the cap. ARGV: member, limit (-1: whatever the count, for a
- * slot the holder already holds), lease ms. 1 when taken, 0 when the holder already has `limit`
- * live leases. The set lives as long as its newest lease.
+ * slot the holder already holds), lease ms, then the members this process already holds in the
+ * set (renewed, and written back if they lapsed, before counting). 1 when taken, 0 when the
+ * holder already has `limit` live leases. The set lives as long as its newest lease.
  */
 const TAKE = new LuaScript(
   'mcpTaskTakeSlot',
   `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local limit = tonumber(ARGV[2])
-if limit >= 0 and redis.call('ZCARD', KEYS[1]) >= limit then return 0 end
 local lease = tonumber(ARGV[3])
+for i = 4, #ARGV do redis.call('ZADD', KEYS[1], now + lease, ARGV[i]) end
+if limit >= 0 and redis.call('ZCARD', KEYS[1]) >= limit then
+  if #ARGV > 3 then redis.call('PEXPIRE', KEYS[1], lease) end
+  return 0
+end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], lease)
 return 1`,
 );
 
-/** KEYS: a lease set. ARGV: lease ms, then the members this process holds in it. Renews those still there. */
+/**
+ * KEYS: a lease set. ARGV: lease ms, then the members this process holds in it. Renews them, and
+ * writes back any that lapsed while Redis did not hear from this process: their holders still
+ * hold them. The number written that were not there.
+ */
 const RENEW = new LuaScript(
   'mcpTaskRenewSlots',
   `${NOW}
 local lease = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local renewed = 0
+local restored = 0
 for i = 2, #ARGV do
-  renewed = renewed + redis.call('ZADD', KEYS[1], 'XX', 'CH', now + lease, ARGV[i])
+  restored = restored + redis.call('ZADD', KEYS[1], now + lease, ARGV[i])
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], lease) end
-return renewed`,
+redis.call('PEXPIRE', KEYS[1], lease)
+return restored`,
 );
 
 /** KEYS: a lease set. The live leases in it. */
@@ -124,7 +137,9 @@ export class RedisSlotLedger implements SlotLedger {
     try {
       taken = await withDeadline(`take a ${cap} slot`, this.options.operationTimeoutMs, async (signal) => {
         await whenReady(this.client, signal);
-        return TAKE.run(this.client, [key], [member, limit, this.leaseMs]);
+        // Read when the script is sent, after the wait: a slot released meanwhile is not sent back.
+        const alreadyHeld = [...(this.mine.get(key) ?? [])];
+        return TAKE.run(this.client, [key], [member, limit, this.leaseMs, ...alreadyHeld]);
       });
     } catch (error) {
       // The script may still run after the deadline: its lease, which nobody holds, goes with it
@@ -175,6 +190,13 @@ export class RedisSlotLedger implements SlotLedger {
     const results = await Promise.allSettled(
       held.map(([key, members]) => RENEW.run(this.client, [key], [this.leaseMs, ...members])),
     );
+    const restored = results.reduce(
+      (sum, result) => sum + (result.status === 'fulfilled' ? Number(result.value) : 0),
+      0,
+    );
+    if (restored > 0) {
+      this.options.logger.warn('Slot leases had lapsed in Redis while still held; written back', { restored });
+    }
     const failed = results.filter((result) => result.status === 'rejected');
     if (failed.length > 0) {
       this.options.logger.warn('Could not renew slot leases; they lapse unless a later renewal gets through', {

@@ -18,13 +18,24 @@ import { type BodyReading, bodyTooLarge, parseJsonBody } from '../http/json-body
 const FIXED_ORIGIN = 'http://localhost';
 
 /**
+ * A dot segment (`.`, `..`, or either spelled with `%2e`) or a backslash in a request path:
+ * `URL` would collapse `/mcp/%2e%2e/metrics` to `/metrics` and read `\` as `/`, so a proxy in
+ * front that allows or denies by the raw path's prefix would see one route and this server serve
+ * another. No client of this server sends one.
+ */
+const PATH_STEPPING = /(?:^|[/\\])(?:\.|%2e){1,2}(?:[/\\?#]|$)|\\/i;
+
+/**
  * The request target (`req.url`) as a URL on a fixed origin, whatever the `Host` header says: a
  * client's Host (`evil/metrics?`, `a b`) must neither pick the route nor make the URL unparsable.
  * An absolute-form target (`GET http://host/path`) keeps its path and query. `undefined` when
- * the target is no URL at all (the caller answers 400).
+ * the target is no URL at all, or its path has a dot segment or a backslash (`PATH_STEPPING`);
+ * the caller answers 400.
  */
 export function requestUrl(target: string | undefined): URL | undefined {
   const raw = target ?? '/';
+  const queryAt = raw.indexOf('?');
+  if (PATH_STEPPING.test(queryAt < 0 ? raw : raw.slice(0, queryAt))) return undefined;
   try {
     // Concatenated, not resolved against a base: `//name/path` is a path here, not another host.
     const url = raw.startsWith('/') ? new URL(`${FIXED_ORIGIN}${raw}`) : new URL(raw);

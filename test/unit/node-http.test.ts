@@ -136,6 +136,25 @@ describe('the request URL', () => {
     expect(requestUrl(undefined)?.pathname).toBe('/');
     expect(requestUrl('http://[')).toBeUndefined();
   });
+
+  it('is no URL when its path steps out of itself: dot segments (also as %2e) and backslashes', () => {
+    for (const target of [
+      '/healthz/../metrics',
+      '/mcp/%2e%2e/metrics',
+      '/mcp/.%2E/metrics',
+      '/mcp/%2e./metrics',
+      '/./metrics',
+      '/mcp/..',
+      '/mcp\\..\\metrics',
+      '/mcp\\metrics',
+      'http://evil.example/a/../metrics',
+    ]) {
+      expect(requestUrl(target), target).toBeUndefined();
+    }
+    // Dots inside a name, and in the query, are no segments.
+    expect(requestUrl('/mcp/v1.2..3?next=../x')?.pathname).toBe('/mcp/v1.2..3');
+    expect(requestUrl('/.well-known/x')?.pathname).toBe('/.well-known/x');
+  });
 });
 
 describe('writing the answer', () => {

@@ -448,8 +448,19 @@ export class HttpFront {
         void server.close();
       },
     });
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, options);
+    let response: Response;
+    try {
+      await server.connect(transport);
+      response = await transport.handleRequest(request, options);
+    } catch (error) {
+      // No session came of it: its slot would otherwise stay taken (and renewed) for as long as
+      // this process lives. A session that did start keeps its slot until it closes or expires.
+      if (transport.sessionId === undefined) {
+        release();
+        await Promise.allSettled([transport.close(), server.close()]);
+      }
+      throw error;
+    }
     if (transport.sessionId === undefined) {
       // Not an initialize after all: the transport has answered with its error; drop the pair.
       release();

@@ -22,7 +22,10 @@
 import { type Caller, isVisibleTo } from './caller.js';
 import { TaskError } from './errors.js';
 import type { FollowerInbox, FollowerRegistry } from './follower-registry.js';
-import { isTerminal, type TaskRecord } from './task.js';
+import type { TaskRecord } from './task.js';
+import { isNewer } from './versions.js';
+
+export { isNewer } from './versions.js';
 
 /** What a follower needs of the engine (`TaskEngine` is one): its shared registry and a read as the caller. */
 export interface FollowedEngine {
@@ -163,30 +166,4 @@ export class TaskFollower {
     entry.last = record;
     this.handlers.onChange(record, previous);
   }
-}
-
-/**
- * Whether `candidate` is a later version of a task than `known`. Every write (`applyChange`)
- * counts up the record's `revision`, so two versions compare by one number, whatever their
- * size, even when both were written in the same millisecond. Records written before revisions
- * existed compare by `lastUpdatedAt`, and on a tie by the fields a client sees change
- * (a terminal version is never followed by another: terminal is sticky).
- */
-export function isNewer(candidate: TaskRecord, known: TaskRecord): boolean {
-  if (candidate.revision !== undefined && known.revision !== undefined) return candidate.revision > known.revision;
-  if (candidate.lastUpdatedAt !== known.lastUpdatedAt) return candidate.lastUpdatedAt > known.lastUpdatedAt;
-  if (isTerminal(known.status)) return false;
-  return (
-    candidate.status !== known.status ||
-    candidate.statusMessage !== known.statusMessage ||
-    candidate.progress?.progress !== known.progress?.progress ||
-    candidate.progress?.total !== known.progress?.total ||
-    !sameKeys(candidate.inputRequests, known.inputRequests)
-  );
-}
-
-function sameKeys(a: Readonly<Record<string, unknown>> | undefined, b: Readonly<Record<string, unknown>> | undefined) {
-  const left = Object.keys(a ?? {});
-  const right = Object.keys(b ?? {});
-  return left.length === right.length && left.every((key) => b !== undefined && key in b);
 }

@@ -7,9 +7,18 @@
  * It also notices expiry on runtimes that cannot report it themselves (a Redis key that reached
  * its TTL just disappears): when a followed task is found gone at or after its `expiresAt`, the
  * registry says so once (see `TaskFollowSource.expired`).
+ *
+ * And it does not trust the events alone: a followed task nothing was heard of for a while is
+ * read again (`QUIET_RECHECK_MS`, doubling while the task stays quiet, up to
+ * `MAX_QUIET_RECHECK_MS`). A runtime reports the gaps it knows of (a reconnect), but an event
+ * can also be lost where it cannot tell (a Redis Cluster drops what it was forwarding over a bus
+ * link that broke; a cluster client moves its subscription to another node by itself). Without
+ * the re-read such a loss leaves a waiter waiting until the task expires.
  */
+
 import type { TaskListener } from './runtime.js';
 import { expiresAt, type TaskRecord } from './task.js';
+import { isNewer } from './versions.js';
 
 /** What the registry reads and listens to: the engine's runtime, seen through the engine. */
 export interface TaskFollowSource {
@@ -39,6 +48,15 @@ const MAX_TIMER_MS = 2_147_483_647;
 const EXPIRY_CHECK_SLACK_MS = 250;
 /** A read that failed (the runtime is unreachable) is tried again after this long. */
 const RETRY_READ_MS = 1000;
+/**
+ * A followed task with no event for this long is read again, in case its event was lost; each
+ * re-read that finds nothing new doubles the wait, up to `MAX_QUIET_RECHECK_MS`, and an event
+ * brings it back to this. A task that reports progress now and then is never read again; a
+ * quiet one costs one read (however many follow it) at 2, 4, 8… s, then one a minute.
+ */
+export const QUIET_RECHECK_MS = 2000;
+/** The longest wait between two re-reads of a quiet followed task. */
+export const MAX_QUIET_RECHECK_MS = 60_000;
 
 interface Watch {
   readonly followers: Set<FollowerInbox>;
@@ -47,6 +65,13 @@ interface Watch {
   /** The expiry instant the armed timer checks (`undefined`: no expiry check armed). */
   checkAt: number | undefined;
   timer: NodeJS.Timeout | undefined;
+  /** When the task was last heard of (an event, or a re-read that found a newer version). */
+  heardAt: number;
+  /** How long the task may stay quiet before the next re-read. */
+  quietMs: number;
+  recheck: NodeJS.Timeout | undefined;
+  /** When `recheck` fires. */
+  recheckAt: number;
 }
 
 /** A follower as the registry counts it. */
@@ -111,8 +136,18 @@ export class FollowerRegistry {
   watch(taskId: string, inbox: FollowerInbox, known?: TaskRecord): void {
     let watch = this.watches.get(taskId);
     if (!watch) {
-      watch = { followers: new Set(), latest: undefined, checkAt: undefined, timer: undefined };
+      watch = {
+        followers: new Set(),
+        latest: undefined,
+        checkAt: undefined,
+        timer: undefined,
+        heardAt: this.clock(),
+        quietMs: QUIET_RECHECK_MS,
+        recheck: undefined,
+        recheckAt: 0,
+      };
       this.watches.set(taskId, watch);
+      this.armRecheck(taskId, watch, QUIET_RECHECK_MS);
     }
     watch.followers.add(inbox);
     if (known) this.note(known);
@@ -121,8 +156,7 @@ export class FollowerRegistry {
   unwatch(taskId: string, inbox: FollowerInbox): void {
     const watch = this.watches.get(taskId);
     if (!watch?.followers.delete(inbox) || watch.followers.size > 0) return;
-    clearTimeout(watch.timer);
-    this.watches.delete(taskId);
+    this.forget(taskId, watch);
   }
 
   /** A version of a watched task seen anywhere (a follower's first read): its expiry is checked. */
@@ -148,6 +182,7 @@ export class FollowerRegistry {
   private deliver(record: TaskRecord): void {
     const watch = this.watches.get(record.taskId);
     if (!watch) return;
+    this.heard(record.taskId, watch);
     this.note(record);
     each(watch.followers, (inbox) => inbox.onEvent(record));
   }
@@ -166,13 +201,16 @@ export class FollowerRegistry {
     const watch = this.watches.get(taskId);
     if (!watch) return;
     if (record) {
+      // A version the events did not bring: they may be losing more, so keep looking often.
+      if (watch.latest && isNewer(record, watch.latest)) {
+        this.heard(taskId, watch);
+      }
       this.note(record);
       each(watch.followers, (inbox) => inbox.onRead(record));
       return;
     }
     const last = watch.latest;
-    clearTimeout(watch.timer);
-    this.watches.delete(taskId);
+    this.forget(taskId, watch);
     if (last && this.clock() >= expiresAt(last)) this.source.expired(last);
     each(watch.followers, (inbox) => inbox.onGone(taskId));
   }
@@ -191,6 +229,48 @@ export class FollowerRegistry {
       void this.refresh(taskId);
     }, delay);
     watch.timer.unref?.();
+  }
+
+  /**
+   * The task's events are flowing: the next re-read waits the shortest quiet time again. The
+   * timer moves only when a long quiet spell had pushed it further out (once per spell).
+   */
+  private heard(taskId: string, watch: Watch): void {
+    watch.heardAt = this.clock();
+    watch.quietMs = QUIET_RECHECK_MS;
+    if (watch.recheckAt <= watch.heardAt + QUIET_RECHECK_MS) return;
+    clearTimeout(watch.recheck);
+    this.armRecheck(taskId, watch, QUIET_RECHECK_MS);
+  }
+
+  /**
+   * Reads the task again once it has been quiet for `watch.quietMs`. The timer is not moved on
+   * every event (a busy task would pay a timer per event): when it fires early, it waits out
+   * the rest of the quiet time.
+   */
+  private armRecheck(taskId: string, watch: Watch, delayMs: number): void {
+    watch.recheckAt = this.clock() + delayMs;
+    watch.recheck = setTimeout(() => {
+      watch.recheck = undefined;
+      if (this.watches.get(taskId) !== watch) return;
+      const quietFor = this.clock() - watch.heardAt;
+      if (quietFor < watch.quietMs) {
+        this.armRecheck(taskId, watch, watch.quietMs - quietFor);
+        return;
+      }
+      watch.heardAt = this.clock();
+      watch.quietMs = Math.min(watch.quietMs * 2, MAX_QUIET_RECHECK_MS);
+      this.armRecheck(taskId, watch, watch.quietMs);
+      void this.refresh(taskId);
+    }, delayMs);
+    watch.recheck.unref?.();
+  }
+
+  /** The task is followed no more: its timers go with it. */
+  private forget(taskId: string, watch: Watch): void {
+    clearTimeout(watch.timer);
+    clearTimeout(watch.recheck);
+    this.watches.delete(taskId);
   }
 
   private disarm(watch: Watch): void {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/host/config.js';
 import { clusterSlotOf, runtimeNames, shardIndexOf } from '../../src/runtime/bullmq/keys.js';
-import { divideConcurrency } from '../../src/runtime/bullmq/worker.js';
+import { checkConcurrency } from '../../src/runtime/bullmq/worker.js';
 
 describe('shards', () => {
   it('computes the cluster slot as Redis does', () => {
@@ -45,10 +45,10 @@ describe('shards', () => {
     expect(() => runtimeNames('{app}', 'jobs')).toThrow(/prefix must not contain/);
   });
 
-  it('divides a worker process’s concurrency over its shards, one job each at least', () => {
-    expect(divideConcurrency(8, 3)).toEqual([3, 3, 2]);
-    expect(divideConcurrency(1, 3)).toEqual([1, 1, 1]);
-    expect(() => divideConcurrency(0, 3)).toThrow(/concurrency must be a whole number of 1 or more, got 0/);
+  it('refuses a worker concurrency that is not a whole number of 1 or more, naming it', () => {
+    expect(() => checkConcurrency(8)).not.toThrow();
+    expect(() => checkConcurrency(0)).toThrow(/concurrency must be a whole number of 1 or more, got 0/);
+    expect(() => checkConcurrency(2.5)).toThrow(/got 2.5/);
   });
 
   it('reads the cluster, the shard count and the shards to consume from the environment, naming bad values', () => {

@@ -3,9 +3,10 @@
  * version is delivered only when it is newer than the last one delivered, even when several
  * versions carry the same `lastUpdatedAt`.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskEngine } from '../../src/engine/engine.js';
 import { isNewer, TaskFollower } from '../../src/engine/follow.js';
+import { MAX_QUIET_RECHECK_MS, QUIET_RECHECK_MS } from '../../src/engine/follower-registry.js';
 import type { ExecutionControl, TaskExecutor, TaskListener } from '../../src/engine/runtime.js';
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { MemoryTaskRuntime } from '../../src/runtime/memory/memory-runtime.js';
@@ -14,6 +15,8 @@ import { MemoryTaskRuntime } from '../../src/runtime/memory/memory-runtime.js';
 class CountingRuntime extends MemoryTaskRuntime {
   subscriptions = 0;
   reads = 0;
+  /** Events are lost while set, and no gap is reported: as a broken cluster bus link loses them. */
+  losingEvents = false;
   private readonly gapListeners = new Set<() => void>();
   private readonly eventListeners = new Set<TaskListener>();
 
@@ -21,7 +24,9 @@ class CountingRuntime extends MemoryTaskRuntime {
     this.subscriptions++;
     this.eventListeners.add(listener);
     if (onGap) this.gapListeners.add(onGap);
-    const unsubscribe = super.subscribe(listener);
+    const unsubscribe = super.subscribe((event) => {
+      if (!this.losingEvents) listener(event);
+    });
     return () => {
       this.subscriptions--;
       this.eventListeners.delete(listener);
@@ -212,6 +217,70 @@ describe('a follower that fails', () => {
     expect(heard.at(-1)).toBe('boom');
     failing.close();
     healthy.close();
+    await runtime.close();
+  });
+});
+
+describe('events lost without a gap', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('reads a quiet followed task again, so an end whose event was lost still reaches its waiter', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { executor, runtime, engine, caller } = setUp();
+    const task = await engine.create(caller, { tool: 'stepped', args: {} });
+    let ended: TaskRecord | undefined;
+    const waiting = engine.waitForTerminal(caller, task.taskId).then((record) => {
+      ended = record;
+    });
+    const { finish } = await executor.running(task.taskId);
+    await vi.advanceTimersByTimeAsync(QUIET_RECHECK_MS / 2);
+    runtime.losingEvents = true;
+    finish();
+    await vi.advanceTimersByTimeAsync(QUIET_RECHECK_MS / 4);
+    expect((await runtime.get(task.taskId))?.status).toBe('completed');
+    expect(ended).toBeUndefined();
+    // Quiet since it was followed: read again, and the end is delivered.
+    await vi.advanceTimersByTimeAsync(QUIET_RECHECK_MS);
+    expect(ended?.status).toBe('completed');
+    await waiting;
+    await runtime.close();
+  });
+
+  it('reads a quiet task less and less often, again often after an event, and not at all once unfollowed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { executor, runtime, engine, caller } = setUp();
+    const task = await engine.create(caller, { tool: 'stepped', args: {} });
+    const { control } = await executor.running(task.taskId);
+    const followers = Array.from(
+      { length: 5 },
+      () => new TaskFollower(engine, caller, { onChange: () => {}, onGone: () => {} }),
+    );
+    for (const follower of followers) await follower.follow(task.taskId);
+    runtime.reads = 0;
+    const readsAfter = async (ms: number) => {
+      await vi.advanceTimersByTimeAsync(ms);
+      return runtime.reads;
+    };
+    // One read per task however many follow it, at 2, then 4 more, then 8 more seconds.
+    expect(await readsAfter(QUIET_RECHECK_MS - 1)).toBe(0);
+    expect(await readsAfter(1)).toBe(1);
+    expect(await readsAfter(2 * QUIET_RECHECK_MS - 1)).toBe(1);
+    expect(await readsAfter(1)).toBe(2);
+    expect(await readsAfter(4 * QUIET_RECHECK_MS)).toBe(3);
+    // Never more than a minute apart.
+    runtime.reads = 0;
+    expect(await readsAfter(10 * MAX_QUIET_RECHECK_MS)).toBeGreaterThanOrEqual(9);
+    // An event: the task is not quiet, and the next quiet spell is checked soon again.
+    control.report({ message: 'moving' });
+    await vi.advanceTimersByTimeAsync(0);
+    runtime.reads = 0;
+    expect(await readsAfter(QUIET_RECHECK_MS - 1)).toBe(0);
+    expect(await readsAfter(1)).toBe(1);
+    for (const follower of followers) follower.close();
+    runtime.reads = 0;
+    expect(await readsAfter(10 * MAX_QUIET_RECHECK_MS)).toBe(0);
     await runtime.close();
   });
 });

@@ -101,8 +101,11 @@ import { VERSION_RECHECK_MS, VERSION_SCAN_MS, VersionWaits } from './version-wai
 export interface TaskWorkerSettings {
   readonly executor: TaskExecutor;
   /**
-   * Jobs this process runs at once (default 8). With several shards it is divided among the
-   * shards this process consumes, at least one job each.
+   * Jobs this process runs at once (default 8), whatever the number of shards it consumes. With
+   * several, each shard's BullMQ worker may take up to this many, and a job taken while the
+   * process runs as many waits in the process (`queued`, holding its lock) for a run to end: a
+   * split of the slots between shards would let the runs on one shard (one principal's fair
+   * share, say) stop its other jobs while the process still has room.
    */
   readonly concurrency?: number;
   /**
@@ -260,9 +263,9 @@ export class TaskWorker {
   private readonly workers: readonly Worker<TaskJobData, void>[];
   private readonly slots: ToolSlots;
   /**
-   * Caps the process at `concurrency` when its shards' workers could take more together (fewer
-   * slots than shards, each shard worker needing one): a job taken beyond the cap keeps its lock
-   * and waits here, as for a tool's own limit.
+   * Caps the process at `concurrency` when it consumes several shards, whose workers may each
+   * take that many: a job taken beyond the cap keeps its lock and waits here, as for a tool's
+   * own limit.
    */
   private readonly processSlots: ToolSlots | undefined;
   private readonly running = new Map<string, RunningTask>();
@@ -332,17 +335,16 @@ export class TaskWorker {
       this.process(job, token, signal);
     const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
     const concurrency = options.concurrency ?? 8;
-    const shares = divideConcurrency(concurrency, consumed.length);
-    const taken = shares.reduce((sum, share) => sum + share, 0);
-    this.processSlots = taken > concurrency ? new ToolSlots(() => concurrency) : undefined;
-    this.workers = consumed.map((shard, position) => {
+    checkConcurrency(concurrency);
+    this.processSlots = consumed.length > 1 ? new ToolSlots(() => concurrency) : undefined;
+    this.workers = consumed.map((shard) => {
       const worker = new (bullmqLibrary().Worker)<TaskJobData, void>(
         shard.queue,
         processor,
         {
           connection: this.client,
           prefix: this.names.prefix,
-          concurrency: shares[position] as number,
+          concurrency,
           autorun: false,
           lockDuration,
           stalledInterval: options.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
@@ -1395,17 +1397,11 @@ function consumedShards(names: RuntimeNames, indexes: readonly number[] | undefi
   return [...chosen];
 }
 
-/**
- * `total` jobs at once over `parts` shard workers: an even split, the remainder to the first,
- * and at least one each (a process that consumes a shard must be able to run its jobs).
- */
-export function divideConcurrency(total: number, parts: number): number[] {
-  if (!Number.isInteger(total) || total < 1) {
-    throw new RangeError(`concurrency must be a whole number of 1 or more, got ${String(total)}`);
+/** A worker's `concurrency`: a whole number of 1 or more, or a RangeError naming it. */
+export function checkConcurrency(concurrency: number): void {
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new RangeError(`concurrency must be a whole number of 1 or more, got ${String(concurrency)}`);
   }
-  return Array.from({ length: parts }, (_, index) =>
-    Math.max(1, Math.floor(total / parts) + (index < total % parts ? 1 : 0)),
-  );
 }
 
 type TaskRecordLike = Parameters<typeof expiresAt>[0] & {

@@ -1,0 +1,93 @@
+/**
+ * A worker process that consumes several shards runs up to its `concurrency` jobs from any of
+ * them: the runs on one shard never stop that shard's other jobs while the process has room.
+ * (The slots were once split between the shards' workers; one principal's fair share of
+ * long runs on one shard then held that shard's whole part, and another principal's task there
+ * stayed queued, which the 3-shard contract's flood case hit about once in ten runs.)
+ */
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { newTaskId } from '../../src/engine/engine.js';
+import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
+import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
+import { ScriptedExecutor, waitUntil } from '../contract/runtime-contract.js';
+import {
+  deleteKeysUnder,
+  describeWithRedis,
+  newRecord,
+  quietLogger,
+  REDIS_URL,
+  randomPrefix,
+  waitForRecord,
+} from './support.js';
+
+const SHARDS = 3;
+
+describeWithRedis('worker slots across shards', () => {
+  let prefix: string;
+  let runtime: BullmqTaskRuntime | undefined;
+
+  beforeEach(() => {
+    prefix = randomPrefix();
+  });
+
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+    await deleteKeysUnder(prefix);
+  });
+
+  /** A record on shard `index` (its id alone decides its shard). */
+  function onShard(index: number, owner: string) {
+    const names = runtimeNames(prefix, undefined, SHARDS);
+    let taskId = newTaskId();
+    while (names.shardOf(taskId).index !== index) taskId = newTaskId();
+    return newRecord({ script: 'hold' }, { taskId, owner });
+  }
+
+  it("starts another principal's task on the shard where one principal's share runs, while the process has room", async () => {
+    const executor = new ScriptedExecutor();
+    // Three slots over three shards: a split would give each shard's worker one.
+    runtime = new BullmqTaskRuntime({
+      connection: REDIS_URL,
+      prefix,
+      shards: SHARDS,
+      logger: quietLogger,
+      worker: { executor, concurrency: 3, shutdownGraceMs: 200, logger: quietLogger },
+    });
+    await runtime.worker?.started;
+    const share = { maxRunningForOwner: 1 };
+    const alices = [await runtime.create(onShard(0, 'alice'), share), await runtime.create(onShard(0, 'alice'), share)];
+    await waitUntil(() => executor.held.size === 1, 10_000);
+    const bobs = await runtime.create(onShard(0, 'bob'), share);
+    // Alice's run holds one slot of three; her second task waits for her share, Bob's starts.
+    await waitUntil(() => executor.held.has(bobs.taskId), 10_000);
+    expect(executor.mostAtOnce.get('alice')).toBe(1);
+    const waiting = alices.find((task) => !executor.held.has(task.taskId));
+    const told = await waitForRecord(runtime, waiting?.taskId as string, (record) => record.statusMessage !== 'queued');
+    expect(told.statusMessage).toBe('queued (1 running for this caller)');
+    executor.releaseHeld();
+    await waitUntil(() => executor.started.length === 3 && executor.held.size > 0, 10_000);
+    executor.releaseHeld();
+  });
+
+  it('runs at most `concurrency` jobs at once over all its shards', async () => {
+    const executor = new ScriptedExecutor();
+    runtime = new BullmqTaskRuntime({
+      connection: REDIS_URL,
+      prefix,
+      shards: SHARDS,
+      logger: quietLogger,
+      worker: { executor, concurrency: 2, shutdownGraceMs: 200, logger: quietLogger },
+    });
+    await runtime.worker?.started;
+    // Six runs queued at once, two on each shard: every shard's worker may take two of them.
+    const tasks = [];
+    for (const index of [0, 0, 1, 1, 2, 2]) tasks.push(await runtime.create(onShard(index, 'alice')));
+    while (executor.started.length < tasks.length || executor.held.size > 0) {
+      await waitUntil(() => executor.held.size > 0, 10_000);
+      executor.releaseHeld();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(executor.mostAtOnce.get('alice')).toBe(2);
+  });
+});

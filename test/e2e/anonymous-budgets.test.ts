@@ -13,15 +13,7 @@ import { TaskError } from '../../src/engine/errors.js';
 import type { SlotLedger } from '../../src/engine/slot-ledger.js';
 import { MemoryTaskRuntime } from '../../src/runtime/memory/memory-runtime.js';
 import { deleteKeysUnder, describeWithRedis, REDIS_URL, randomPrefix } from '../bullmq/support.js';
-import {
-  listenForTasks,
-  openRawSession,
-  type RunningServer,
-  readSseStream,
-  rpc2026,
-  type SseStream,
-  startServer,
-} from './support.js';
+import { openRawSession, type RunningServer, readSseStream, rpc2026, type SseStream, startServer } from './support.js';
 
 interface Wait {
   readonly stream: SseStream;

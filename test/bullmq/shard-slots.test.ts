@@ -5,40 +5,36 @@
  * long runs on one shard then held that shard's whole part, and another principal's task there
  * stayed queued, which the 3-shard contract's flood case hit about once in ten runs.)
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { newTaskId } from '../../src/engine/engine.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
 import { ScriptedExecutor, waitUntil } from '../contract/runtime-contract.js';
-import {
-  deleteKeysUnder,
-  describeWithRedis,
-  newRecord,
-  quietLogger,
-  REDIS_URL,
-  randomPrefix,
-  waitForRecord,
-} from './support.js';
+import { useRedisScope } from '../support/redis-scope.js';
+import { describeWithRedis, newRecord, quietLogger, REDIS_URL, waitForRecord } from './support.js';
 
 const SHARDS = 3;
 
 describeWithRedis('worker slots across shards', () => {
-  let prefix: string;
-  let runtime: BullmqTaskRuntime | undefined;
+  const scope = useRedisScope();
 
-  beforeEach(() => {
-    prefix = randomPrefix();
-  });
-
-  afterEach(async () => {
-    await runtime?.close();
-    runtime = undefined;
-    await deleteKeysUnder(prefix);
-  });
+  /** A runtime with a worker of `concurrency` slots over the shards, closed after the test. */
+  async function startRuntime(executor: ScriptedExecutor, concurrency: number): Promise<BullmqTaskRuntime> {
+    const runtime = new BullmqTaskRuntime({
+      connection: REDIS_URL,
+      prefix: scope.prefix,
+      shards: SHARDS,
+      logger: quietLogger,
+      worker: { executor, concurrency, shutdownGraceMs: 200, logger: quietLogger },
+    });
+    scope.onClose(() => runtime.close());
+    await runtime.worker?.started;
+    return runtime;
+  }
 
   /** A record on shard `index` (its id alone decides its shard). */
   function onShard(index: number, owner: string) {
-    const names = runtimeNames(prefix, undefined, SHARDS);
+    const names = runtimeNames(scope.prefix, undefined, SHARDS);
     let taskId = newTaskId();
     while (names.shardOf(taskId).index !== index) taskId = newTaskId();
     return newRecord({ script: 'hold' }, { taskId, owner });
@@ -47,14 +43,7 @@ describeWithRedis('worker slots across shards', () => {
   it("starts another principal's task on the shard where one principal's share runs, while the process has room", async () => {
     const executor = new ScriptedExecutor();
     // Three slots over three shards: a split would give each shard's worker one.
-    runtime = new BullmqTaskRuntime({
-      connection: REDIS_URL,
-      prefix,
-      shards: SHARDS,
-      logger: quietLogger,
-      worker: { executor, concurrency: 3, shutdownGraceMs: 200, logger: quietLogger },
-    });
-    await runtime.worker?.started;
+    const runtime = await startRuntime(executor, 3);
     const share = { maxRunningForOwner: 1 };
     const alices = [await runtime.create(onShard(0, 'alice'), share), await runtime.create(onShard(0, 'alice'), share)];
     await waitUntil(() => executor.held.size === 1, 10_000);
@@ -72,14 +61,7 @@ describeWithRedis('worker slots across shards', () => {
 
   it('runs at most `concurrency` jobs at once over all its shards', async () => {
     const executor = new ScriptedExecutor();
-    runtime = new BullmqTaskRuntime({
-      connection: REDIS_URL,
-      prefix,
-      shards: SHARDS,
-      logger: quietLogger,
-      worker: { executor, concurrency: 2, shutdownGraceMs: 200, logger: quietLogger },
-    });
-    await runtime.worker?.started;
+    const runtime = await startRuntime(executor, 2);
     // Six runs queued at once, two on each shard: every shard's worker may take two of them.
     const tasks = [];
     for (const index of [0, 0, 1, 1, 2, 2]) tasks.push(await runtime.create(onShard(index, 'alice')));

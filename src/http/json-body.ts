@@ -31,7 +31,13 @@ export function parseJsonBody(text: string, limits: { readonly maxJsonDepth: num
     );
   }
   try {
-    return { ok: true, body: JSON.parse(text) };
+    // A `__proto__` key (also spelled with `\u` escapes) parses as an own property, but code that
+    // copies keys by assignment (lifting `_meta`, spreading params) would make its value the
+    // copy's prototype, whose keys every later read then inherits. Dropped here, before anything
+    // copies; the reviver (slower) runs only for bodies that could carry one.
+    const body: unknown =
+      text.includes('__proto__') || text.includes('\\u') ? JSON.parse(text, withoutProtoKeys) : JSON.parse(text);
+    return { ok: true, body };
   } catch (error) {
     return refuse(
       400,
@@ -39,6 +45,11 @@ export function parseJsonBody(text: string, limits: { readonly maxJsonDepth: num
       `Parse error: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+}
+
+/** A `JSON.parse` reviver that leaves out every `__proto__` key. */
+function withoutProtoKeys(key: string, value: unknown): unknown {
+  return key === '__proto__' ? undefined : value;
 }
 
 /** The body as text, or `undefined` once it passes `maxBytes` (reading stops there). */

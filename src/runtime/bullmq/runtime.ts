@@ -143,8 +143,14 @@ export class BullmqTaskRuntime implements TaskRuntime {
     this.store = new RedisTaskStore(this.client, this.names, options.clock);
     const retry = { attempts: options.retry?.attempts ?? 3, backoffMs: options.retry?.backoffMs ?? 1000 };
     const fold = new RecordFold(this.client, { ...RECORD_SCRIPTS, ...SHARE_SCRIPTS });
-    // On one Redis a job's share goes into its hash, for its worker to take the slot as it activates the job.
-    const shareFieldNames = isClusterConnection(options.connection) ? undefined : this.names.shares;
+    // On one Redis with one shard a job's share goes into its hash, for its worker to take the
+    // slot as it activates the job. Not with several shards: a worker then activates up to its
+    // concurrency on every shard (worker.ts), so slots taken at activation would be held by jobs
+    // waiting in the process for a slot of its own, and an owner's share filled by jobs that do
+    // not run (measured: 3 shards on one Redis at half the throughput of 1, bench/scale.ts).
+    // There the worker takes the slot once the job has the process's slot, as on a cluster.
+    const takesAtActivation = !isClusterConnection(options.connection) && this.names.shards.length === 1;
+    const shareFieldNames = takesAtActivation ? this.names.shares : undefined;
     this.queues = this.names.shards.map(
       (shard) => new TaskQueue(this.client, this.names.prefix, shard, retry, fold, shareFieldNames),
     );

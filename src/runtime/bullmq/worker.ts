@@ -676,7 +676,9 @@ export class TaskWorker {
         release();
       }
     } finally {
-      this.running.delete(taskId);
+      // Only this run's entry: a job promoted before this run has unwound (its wait for a fair
+      // share, say) may run here again already, and cancels must reach that run.
+      if (this.running.get(taskId) === run) this.running.delete(taskId);
     }
   }
 

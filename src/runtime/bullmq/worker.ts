@@ -72,6 +72,7 @@ import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type ParkedJob, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
+import { overlapSafeWorker } from './overlap-safe-worker.js';
 import { noteParked, noteUnparked } from './parked-tasks.js';
 import {
   PrincipalShares,
@@ -338,7 +339,7 @@ export class TaskWorker {
     checkConcurrency(concurrency);
     this.processSlots = consumed.length > 1 ? new ToolSlots(() => concurrency) : undefined;
     this.workers = consumed.map((shard) => {
-      const worker = new (bullmqLibrary().Worker)<TaskJobData, void>(
+      const worker = new (overlapSafeWorker())<TaskJobData, void>(
         shard.queue,
         processor,
         {
@@ -675,7 +676,9 @@ export class TaskWorker {
         release();
       }
     } finally {
-      this.running.delete(taskId);
+      // Only this run's entry: a job promoted before this run has unwound (its wait for a fair
+      // share, say) may run here again already, and cancels must reach that run.
+      if (this.running.get(taskId) === run) this.running.delete(taskId);
     }
   }
 

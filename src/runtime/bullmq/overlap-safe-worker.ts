@@ -1,0 +1,64 @@
+/**
+ * BullMQ's `Worker`, except that a run of a job that ends while a newer run of the same job is
+ * under way in the same worker leaves that run's lock renewal in place.
+ *
+ * BullMQ's lock manager tracks runs by job id, and a run drops the id when it ends. A run that
+ * parks moves its job to delayed before it throws `DelayedError`; if the job is promoted in
+ * between (an answer, a settled callback, the park's own look) and this worker takes it again,
+ * the parking run's end drops the new run's entry: its lock is renewed no more, lapses after
+ * `lockDuration`, and the job runs a second time elsewhere (test/bullmq/park-overlap.test.ts).
+ */
+import type { Job, Worker } from 'bullmq';
+import { bullmqLibrary } from './libraries.js';
+
+/** One run's entry in BullMQ's lock manager (its `trackedJobs`, a protected field). */
+interface TrackedRun {
+  readonly token: string;
+  readonly ts: number;
+  readonly abortController?: AbortController;
+}
+
+let overlapSafe: typeof Worker | undefined;
+
+/** The `Worker` class to build task workers with (loaded with bullmq, on first call). */
+export function overlapSafeWorker(): typeof Worker {
+  if (overlapSafe) return overlapSafe;
+  class OverlapSafeWorker<DataType, ResultType, NameType extends string> extends bullmqLibrary().Worker<
+    DataType,
+    ResultType,
+    NameType
+  > {
+    /** The lock entries of the runs under way, by job id, oldest first. */
+    private readonly runs = new Map<string, TrackedRun[]>();
+
+    override async processJob(
+      job: Job<DataType, ResultType, NameType>,
+      token: string,
+      fetchNextCallback?: () => boolean,
+    ): ReturnType<Worker<DataType, ResultType, NameType>['processJob']> {
+      const jobId = job.id;
+      // BullMQ tracks the run synchronously, before its first await: its entry is there now.
+      const finished = super.processJob(job, token, fetchNextCallback);
+      const entry = jobId === undefined ? undefined : this.trackedRuns().get(jobId);
+      if (jobId === undefined || entry?.token !== token) return finished;
+      const runs = this.runs.get(jobId) ?? [];
+      runs.push(entry);
+      this.runs.set(jobId, runs);
+      try {
+        return await finished;
+      } finally {
+        runs.splice(runs.indexOf(entry), 1);
+        if (runs.length === 0) this.runs.delete(jobId);
+        // This run's end dropped the job id: a newer run of the job is renewed again.
+        const newer = runs.at(-1);
+        if (newer && !this.trackedRuns().has(jobId)) this.trackedRuns().set(jobId, newer);
+      }
+    }
+
+    private trackedRuns(): Map<string, TrackedRun> {
+      return (this.lockManager as unknown as { readonly trackedJobs: Map<string, TrackedRun> }).trackedJobs;
+    }
+  }
+  overlapSafe = OverlapSafeWorker as unknown as typeof Worker;
+  return overlapSafe;
+}

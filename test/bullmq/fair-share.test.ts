@@ -145,6 +145,14 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
     expect(Number(await client.zscore(runtimeNames(scope.prefix).shares.running('bob'), 'task-3'))).toBe(renewedUntil);
     // Released before the renewal: not renewed back into the set.
     expect(await client.zscore(running, 'task-1')).toBeNull();
+    // An earlier run of task-2 in this process ends while the later one goes on: still renewed.
+    shares.held('alice', 'task-2').stopRenewing();
+    // Removed by someone else while its run goes on here (an earlier run's late release): back.
+    await client.zrem(running, 'task-2');
+    now += SHARE_LEASE_MS / 3;
+    vi.advanceTimersByTime(SHARE_LEASE_MS / 3);
+    await vi.waitFor(async () => expect(Number(await client.zscore(running, 'task-2'))).toBe(now + SHARE_LEASE_MS));
+    const rewrittenUntil = now + SHARE_LEASE_MS;
     // A slot that stopped renewing (its release is on its way) keeps its last lease.
     second.stopRenewing();
     now += SHARE_LEASE_MS / 3;
@@ -154,7 +162,7 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
         now + SHARE_LEASE_MS,
       ),
     );
-    expect(Number(await client.zscore(running, 'task-2'))).toBe(renewedUntil);
+    expect(Number(await client.zscore(running, 'task-2'))).toBe(rewrittenUntil);
     await second.release();
     await bobs.release();
   });

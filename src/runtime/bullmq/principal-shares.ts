@@ -143,7 +143,7 @@ export class PrincipalShares {
    * The slots this process holds, by running set: one timer renews them all, one command per
    * set, every third of a lease (a timer per run cost every task a timer's making and clearing).
    */
-  private readonly heldSlots = new Map<string, Set<string>>();
+  private readonly heldSlots = new Map<string, Map<string, number>>();
   private readonly renewer: NodeJS.Timeout;
 
   constructor(
@@ -177,11 +177,18 @@ export class PrincipalShares {
   held(owner: string | null, taskId: string): ShareSlot {
     const keys = this.keysOf(owner);
     const running = keys[0];
-    const members = this.heldSlots.get(running) ?? new Set<string>();
-    members.add(taskId);
+    // Counted per run: two runs of one task can overlap in this process (a job taken again while
+    // its earlier run unwinds), and the earlier one's end must not stop the later one's renewal.
+    const members = this.heldSlots.get(running) ?? new Map<string, number>();
+    members.set(taskId, (members.get(taskId) ?? 0) + 1);
     this.heldSlots.set(running, members);
+    let renewing = true;
     const stopRenewing = () => {
-      members.delete(taskId);
+      if (!renewing) return;
+      renewing = false;
+      const runs = (members.get(taskId) ?? 1) - 1;
+      if (runs > 0) members.set(taskId, runs);
+      else members.delete(taskId);
       if (members.size === 0 && this.heldSlots.get(running) === members) this.heldSlots.delete(running);
     };
     let released = false;
@@ -204,14 +211,19 @@ export class PrincipalShares {
   }
 
   /**
-   * Pushes the lease of every slot this process holds a lease further. `XX`: a slot released
-   * meanwhile (or lapsed) is not brought back.
+   * Pushes the lease of every slot this process holds a lease further, and writes back any that
+   * is gone while its run goes on here: a release sent for an earlier run of the same task (its
+   * lock lost to a stall, the job taken again) removes the one member the task has, and the
+   * owner would then run one over its share for the rest of this run. A slot this process
+   * released is not brought back: its release stops the renewal before its own `ZREM` is sent,
+   * and a renewal sent before that runs first on the same connection.
    */
   private renew(): void {
     const until = this.clock() + SHARE_LEASE_MS;
     for (const [running, members] of this.heldSlots) {
-      const pairs = [...members].flatMap((member) => [until, member]);
-      this.client.zadd(running, 'XX', ...pairs).catch(this.onError);
+      const pairs = [...members.keys()].flatMap((member) => [until, member]);
+      this.client.zadd(running, ...pairs).catch(this.onError);
+      this.client.pexpire(running, SHARE_KEY_TTL_MS).catch(this.onError);
     }
   }
 

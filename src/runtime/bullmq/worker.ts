@@ -567,6 +567,10 @@ export class TaskWorker {
           const pinned = record.toolVersion;
           if (resumed && pinned !== undefined && pinned !== mine) {
             clearTimeout(startedNote);
+            // Freed before the wait moves the job: a worker with the version may take it at once
+            // and keep the slot (the share's slots are the task's), and a release sent after that
+            // would free the new run's slot, letting the owner run one over its share.
+            release();
             return await this.waitForVersion(job, token, record, pinned, mine);
           }
           if (job.data.versionWaitSince !== undefined) await this.endVersionWait(job, pinned ?? mine);

@@ -154,11 +154,19 @@ export function report(outcome: Outcome, options: Pick<DriveOptions, 'json' | 't
     const example = outcome.questions[0];
     if (example)
       lines.push(
-        `Answer with: mcp-task answer ${options.target} ${outcome.taskId} --answer ${example.key}='${exampleAnswer(example)}'`,
+        `Answer with: mcp-task answer ${options.target} ${answerArguments(outcome.taskId ?? '<taskId>', `${example.key}='${exampleAnswer(example)}'`)}`,
       );
     out.stdout(`${lines.join('\n')}\n`);
   }
   return code;
+}
+
+/**
+ * `<taskId> --answer <answer>`, or `--answer <answer> -- <taskId>` for an id that starts with `-`
+ * (a client may choose one): after `--` it cannot read as an option.
+ */
+export function answerArguments(taskId: string, answer: string): string {
+  return taskId.startsWith('-') ? `--answer ${answer} -- ${taskId}` : `${taskId} --answer ${answer}`;
 }
 
 export function resultText(result: CallToolResult): string {

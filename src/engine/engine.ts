@@ -575,13 +575,19 @@ const ID_POOL_BYTES = 4096;
 let idPool = Buffer.alloc(0);
 let idPoolOffset = 0;
 
-/** 128 random bits, URL- and Redis-key-safe. */
+/**
+ * 128 random bits, URL- and Redis-key-safe, starting with a letter or digit: an id that starts
+ * with `-` reads as an option to every command line it is pasted into (`mcp-task answer <url>
+ * -Xy…` was a usage error one time in 64), so such draws are drawn again.
+ */
 export function newTaskId(): string {
-  if (idPoolOffset + 16 > idPool.length) {
-    idPool = randomBytes(ID_POOL_BYTES);
-    idPoolOffset = 0;
+  for (;;) {
+    if (idPoolOffset + 16 > idPool.length) {
+      idPool = randomBytes(ID_POOL_BYTES);
+      idPoolOffset = 0;
+    }
+    const id = idPool.toString('base64url', idPoolOffset, idPoolOffset + 16);
+    idPoolOffset += 16;
+    if (id[0] !== '-' && id[0] !== '_') return id;
   }
-  const id = idPool.toString('base64url', idPoolOffset, idPoolOffset + 16);
-  idPoolOffset += 16;
-  return id;
 }

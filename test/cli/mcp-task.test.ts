@@ -4,6 +4,7 @@
  * fixture server in both dialects, over stdio, and against a bare v1 SDK task server.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { answerArguments } from '../../cli/task/drive.js';
 import { runTaskCli } from '../../cli/task/program.js';
 import { app as fixtureApp } from '../../examples/conformance-fixture/app.js';
 import { type BareServer, startBareV1Server } from '../client/bare-v1-task-server.js';
@@ -112,7 +113,7 @@ describe.each(['2025', '2026'])('with piped output, dialect %s', (dialect) => {
       '--dialect',
       dialect,
     ]);
-    expect(answered.code).toBe(0);
+    expect(answered.code, answered.stderr).toBe(0);
     const result = await runCli(['result', fixture.url, document.taskId, '--json', '--dialect', dialect]);
     expect(jsonOf(result, 0)).toEqual({
       taskId: document.taskId,
@@ -157,6 +158,19 @@ describe.each(['2025', '2026'])('with piped output, dialect %s', (dialect) => {
     expect(cancelled).toMatchObject({ code: 0, stdout: `${taskId}: cancelled\n` });
     const result = await runHere(['result', fixture.url, taskId, '--json', '--dialect', dialect]);
     expect(jsonOf(result, 1)).toMatchObject({ taskId, status: 'cancelled' });
+  });
+});
+
+describe('a task id that starts with "-" (a client may choose one)', () => {
+  it('is read after `--`, not as an option, and the printed answer command puts it there', async () => {
+    const run = await runHere(['result', fixture.url, '--json', '--', '-not-a-task-of-anyone']);
+    expect(jsonOf(run, 1)).toMatchObject({
+      taskId: '-not-a-task-of-anyone',
+      status: 'failed',
+      error: { message: expect.stringMatching(/not found/i) },
+    });
+    expect(answerArguments('-Xy', "k='{}'")).toBe("--answer k='{}' -- -Xy");
+    expect(answerArguments('Xy', "k='{}'")).toBe("Xy --answer k='{}'");
   });
 });
 

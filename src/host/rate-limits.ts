@@ -17,7 +17,7 @@ import {
 import { identityKey } from '../http/client-address.js';
 import { type RateBudget, type RateKind, RateLimitedError, type RateSubject } from '../http/rate-budget.js';
 import { isPlainObject } from '../protocol/params.js';
-import type { RedisClient } from '../runtime/bullmq/index.js';
+import { type RedisClient, whenReady } from '../runtime/bullmq/index.js';
 import type { TaskServerLimits } from './limits.js';
 
 /**
@@ -225,18 +225,11 @@ export class RateLimits implements RateBudget {
     }
   }
 
+  /** One shared `ready` listener for every request waiting here: one each tripped Node's leak warning under a burst. */
   private async storeReady(): Promise<void> {
     const redis = this.store?.redis;
     if (!redis || redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, STORE_READY_WAIT_MS);
-      redis.once('ready', done);
-    });
+    await whenReady(redis, AbortSignal.timeout(STORE_READY_WAIT_MS)).catch(() => {});
   }
 }
 

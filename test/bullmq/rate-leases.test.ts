@@ -91,4 +91,20 @@ describeWithRedis('rate limit leases on Redis', () => {
     }
     throw new Error('the machine was too slow to fit 300 requests into one second three times');
   });
+  it('lets a burst of requests wait for a connection still opening on one ready listener', async () => {
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+    clients.push(redis);
+    const limits = new RateLimits(
+      { createsPerSecond: 1000, createBurst: 1000, readsPerSecond: 1000, readBurst: 1000 },
+      { redis, prefix },
+    );
+    const before = redis.listenerCount('ready');
+    // Twenty requests at once, before the connection is up: one listener each tripped Node's
+    // MaxListenersExceededWarning (10) on the client.
+    const burst = Array.from({ length: 20 }, () => limits.consume(subject, 'read'));
+    expect(redis.listenerCount('ready') - before).toBeLessThanOrEqual(1);
+    await redis.connect();
+    expect(await Promise.all(burst)).toEqual(Array.from({ length: 20 }, () => undefined));
+    expect(redis.listenerCount('ready')).toBe(before);
+  });
 });

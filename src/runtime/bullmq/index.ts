@@ -12,6 +12,7 @@ export {
   type RedisClusterConnection,
   type RedisConnection,
   type RedisSentinelConnection,
+  whenReady,
 } from './connection.js';
 export type { JobRetryOptions } from './jobs.js';
 export { DEFAULT_PREFIX, DEFAULT_QUEUE, DEFAULT_SHARDS, MAX_SHARDS } from './keys.js';

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readNodeJsonBody, requestHead, requestUrl, writeResponse } from '../../src/host/node-http.js';
+import { hangupOf, readNodeJsonBody, requestHead, requestUrl, writeResponse } from '../../src/host/node-http.js';
 import type { BodyReading } from '../../src/http/json-body.js';
 
 const limits = { maxBodyBytes: 64, maxJsonDepth: 3 };
@@ -163,10 +163,7 @@ describe('writing the answer', () => {
     let cancelled = false;
     const stopped = new Promise<void>((resolve) => {
       void serve(async (_req, res) => {
-        const hangup = new AbortController();
-        res.once('close', () => {
-          if (!res.writableFinished) hangup.abort();
-        });
+        const hangup = hangupOf(res);
         const body = new ReadableStream<Uint8Array>({
           async pull(controller) {
             pulls++;
@@ -180,7 +177,7 @@ describe('writing the answer', () => {
         await writeResponse(
           res,
           new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'x-kind': 'stream' } }),
-          hangup.signal,
+          hangup,
         );
         resolve();
       }).then((url) => {
@@ -197,5 +194,18 @@ describe('writing the answer', () => {
     expect(cancelled).toBe(true);
     await new Promise((wait) => setTimeout(wait, 30));
     expect(pulls).toBe(pullsAtEnd);
+  });
+
+  it('counts no hangup once the answer was all written', async () => {
+    let hangup: AbortSignal | undefined;
+    const closed = new Promise<void>((resolve) => {
+      void serve(async (_req, res) => {
+        hangup = hangupOf(res);
+        res.once('close', () => resolve());
+        await writeResponse(res, Response.json({ done: true }), hangup);
+      }).then((url) => http.get(url, (response) => response.resume()));
+    });
+    await closed;
+    expect(hangup?.aborted).toBe(false);
   });
 });

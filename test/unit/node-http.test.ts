@@ -82,22 +82,28 @@ describe('reading the body from the socket', () => {
   });
 });
 
+/** The headers-only request `requestHead` makes, on `signal`, of one request sent to `path`. */
+async function headOf(path: string, options: http.RequestOptions, signal: AbortSignal): Promise<Request | undefined> {
+  let seen: Request | undefined;
+  const url = await serve(async (req, res) => {
+    seen = requestHead(req, requestUrl(req.url) as URL, signal);
+    res.end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const request = http.request(`${url}${path}`, options, (r) => {
+      r.resume();
+      r.on('end', resolve);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+  return seen;
+}
+
 describe('the headers-only request', () => {
   it('carries the method, URL and every header value, and its signal follows the hangup', async () => {
     const hangup = new AbortController();
-    let seen: Request | undefined;
-    const url = await serve(async (req, res) => {
-      seen = requestHead(req, requestUrl(req.url) as URL, hangup.signal);
-      res.end();
-    });
-    await new Promise<void>((resolve, reject) => {
-      const request = http.request(`${url}?x=1`, { method: 'DELETE', headers: { 'x-one': ['a', 'b'] } }, (r) => {
-        r.resume();
-        r.on('end', resolve);
-      });
-      request.on('error', reject);
-      request.end();
-    });
+    const seen = await headOf('?x=1', { method: 'DELETE', headers: { 'x-one': ['a', 'b'] } }, hangup.signal);
     expect(seen?.method).toBe('DELETE');
     expect(seen?.url).toMatch(/\/mcp\?x=1$/);
     expect(seen?.headers.get('x-one')).toBe('a, b');
@@ -109,20 +115,7 @@ describe('the headers-only request', () => {
 
   it('is the hangup signal itself, not a second signal following it (whose link outlives young collections)', async () => {
     const hangup = new AbortController();
-    let seen: Request | undefined;
-    const url = await serve(async (req, res) => {
-      seen = requestHead(req, requestUrl(req.url) as URL, hangup.signal);
-      res.end();
-    });
-    await new Promise<void>((resolve, reject) => {
-      const request = http.request(url, (r) => {
-        r.resume();
-        r.on('end', resolve);
-      });
-      request.on('error', reject);
-      request.end();
-    });
-    expect(seen?.signal).toBe(hangup.signal);
+    expect((await headOf('', {}, hangup.signal))?.signal).toBe(hangup.signal);
   });
 });
 

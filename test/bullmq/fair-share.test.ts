@@ -140,7 +140,12 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
     const bobs = await shares.acquire('bob', 'task-3', 3, 3);
     if (!('release' in first) || !('release' in second) || !('release' in bobs)) throw new Error('no slot');
     await first.release();
+    // One transaction a running set (Alice's, Bob's), its expiry with it: no command of its own.
+    const transactions = vi.spyOn(client, 'multi');
+    const pexpires = vi.spyOn(client, 'pexpire');
     toNextRenewal();
+    expect(transactions).toHaveBeenCalledTimes(2);
+    expect(pexpires).not.toHaveBeenCalled();
     const renewedUntil = clock.now + SHARE_LEASE_MS;
     await vi.waitFor(async () => expect(Number(await client.zscore(running, 'task-2'))).toBe(renewedUntil));
     expect(Number(await client.zscore(runtimeNames(scope.prefix).shares.running('bob'), 'task-3'))).toBe(renewedUntil);
@@ -155,6 +160,8 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
       expect(Number(await client.zscore(running, 'task-2'))).toBe(clock.now + SHARE_LEASE_MS),
     );
     const rewrittenUntil = clock.now + SHARE_LEASE_MS;
+    // Written back into a set that had gone (its last member removed): with its expiry again.
+    expect(await client.pttl(running)).toBeGreaterThan(SHARE_LEASE_MS);
     // A slot that stopped renewing (its release is on its way) keeps its last lease.
     second.stopRenewing();
     toNextRenewal();

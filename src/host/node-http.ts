@@ -54,6 +54,18 @@ export function badTargetResponse(): Response {
 }
 
 /**
+ * A signal that aborts when the client hangs up: `res` closes before its answer was all written.
+ * The controller is held by `res` (strongly), so the signal lives as long as the response.
+ */
+export function hangupOf(res: http.ServerResponse): AbortSignal {
+  const hangup = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) hangup.abort();
+  });
+  return hangup.signal;
+}
+
+/**
  * The request line and headers as a web `Request` without a body, on `url` (from `requestUrl`):
  * what admission looks at, and, with the body handed over parsed, all the SDK needs.
  * `request.signal` is `signal` itself, which aborts when the client hangs up.

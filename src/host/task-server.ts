@@ -52,6 +52,7 @@ import { resolveLimits, type TaskServerLimits } from './limits.js';
 import { ModernRequestPath } from './modern-request-path.js';
 import {
   badTargetResponse,
+  hangupOf,
   readNodeJsonBody,
   requestHead,
   requestUrl,
@@ -546,18 +547,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       const port = listen.port ?? (process.env.PORT ? Number(process.env.PORT) : 3000);
       // The MCP endpoint: one Request serves admission and the call, and the body is read
       // (bounded) from the socket only once the front admitted its headers (see node-http.ts).
-      const serveEndpoint = async (
-        req: http.IncomingMessage,
-        res: http.ServerResponse,
-        url: URL,
-        connection: ClientConnection,
-      ): Promise<void> => {
-        // The hangup is held by `res` (strongly); the Request's signal follows it.
-        const hangup = new AbortController();
-        res.once('close', () => {
-          if (!res.writableFinished) hangup.abort();
-        });
-        const request = requestHead(req, url, hangup.signal);
+      const serveEndpoint: ServeOnNode = async (req, res, url, connection) => {
+        const hangup = hangupOf(res);
+        const request = requestHead(req, url, hangup);
         const admission = await httpFront.admit(request, connection);
         if (admission instanceof Response) {
           metrics?.httpRequest(req.method ?? 'POST', admission.status);
@@ -565,30 +557,22 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           return;
         }
         const body = await readNodeJsonBody(req, limits);
-        const admitted = { ...admission, hangup: hangup.signal };
+        const admitted = { ...admission, hangup };
         const response = await dispatch(request, (forward) => httpFront.serve(forward, admitted, body), connection);
         flushEventStreamHeaders(res);
-        await writeResponse(res, response, hangup.signal);
+        await writeResponse(res, response, hangup);
       };
       // Every other route (callbacks, operator routes, the dashboard, 404s): the body streams
       // from the socket, read only by a route that wants it and within its own bound (callbacks:
       // after their rate limits, within `maxCallbackBodyBytes`; the dashboard: its own).
-      const serveRoutes = async (
-        req: http.IncomingMessage,
-        res: http.ServerResponse,
-        url: URL,
-        connection: ClientConnection,
-      ): Promise<void> => {
-        const hangup = new AbortController();
-        res.once('close', () => {
-          if (!res.writableFinished) hangup.abort();
-        });
-        const request = streamingRequest(req, url, hangup.signal);
+      const serveRoutes: ServeOnNode = async (req, res, url, connection) => {
+        const hangup = hangupOf(res);
+        const request = streamingRequest(req, url, hangup);
         const response = await dispatch(request, async () => notFoundResponse(path), connection);
         // A body no route read is not drained for the next request on this connection.
         if (!req.complete) res.setHeader('connection', 'close');
         flushEventStreamHeaders(res);
-        await writeResponse(res, response, hangup.signal);
+        await writeResponse(res, response, hangup);
       };
       // Timeouts are checked this often (Node's default, 30 s, would let a slow client hold a
       // connection for up to 30 s past its timeout).
@@ -657,6 +641,14 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
   };
 }
+
+/** Serves one request on node:http, at its `url` (from `requestUrl`), for `connection`. */
+type ServeOnNode = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  connection: ClientConnection,
+) => Promise<void>;
 
 /** What a path the server has no route for gets. */
 function notFoundResponse(path: string): Response {

@@ -1,7 +1,8 @@
 /**
  * Reading a POST body within its bounds: the size is checked while reading (and from
  * `Content-Length` before), the nesting depth by a linear scan before `JSON.parse`, so a
- * body nested a million deep costs one pass over its bytes instead of a recursive parse.
+ * body nested a million deep costs one pass over its bytes instead of a recursive parse. The
+ * same pass tells whether a string in the body could spell a `__proto__` key.
  */
 import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 
@@ -23,7 +24,8 @@ export async function readJsonBody(
 
 /** A body read whole (within `maxBodyBytes`), parsed within `maxJsonDepth`. */
 export function parseJsonBody(text: string, limits: { readonly maxJsonDepth: number }): BodyReading {
-  if (exceedsDepth(text, limits.maxJsonDepth)) {
+  const scan = scanJson(text, limits.maxJsonDepth);
+  if (scan === 'too-deep') {
     return refuse(
       400,
       JsonRpcErrorCode.ParseError,
@@ -35,8 +37,7 @@ export function parseJsonBody(text: string, limits: { readonly maxJsonDepth: num
     // copies keys by assignment (lifting `_meta`, spreading params) would make its value the
     // copy's prototype, whose keys every later read then inherits. Dropped here, before anything
     // copies; the reviver (slower) runs only for bodies that could carry one.
-    const body: unknown =
-      text.includes('__proto__') || text.includes('\\u') ? JSON.parse(text, withoutProtoKeys) : JSON.parse(text);
+    const body: unknown = scan === 'may-carry-proto' ? JSON.parse(text, withoutProtoKeys) : JSON.parse(text);
     return { ok: true, body };
   } catch (error) {
     return refuse(
@@ -71,24 +72,36 @@ export async function readText(request: Request, maxBytes: number): Promise<stri
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Whether arrays and objects in `text` nest deeper than `maxDepth` (brackets inside strings do not count). */
-export function exceedsDepth(text: string, maxDepth: number): boolean {
+/**
+ * One pass over `text`: `'too-deep'` when its arrays and objects nest deeper than `maxDepth`
+ * (brackets inside strings do not count); else `'may-carry-proto'` when one of its strings holds
+ * `__proto__` or a `\u` escape (which can spell it), and `'plain'` when none does. Outside strings
+ * neither can stand in JSON that parses.
+ */
+function scanJson(text: string, maxDepth: number): 'too-deep' | 'may-carry-proto' | 'plain' {
   let depth = 0;
   let inString = false;
+  let mayCarryProto = false;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (inString) {
-      if (code === 0x5c) index++;
-      else if (code === 0x22) inString = false;
+      if (code === 0x5c) {
+        if (text.charCodeAt(index + 1) === 0x75) mayCarryProto = true;
+        index++;
+      } else if (code === 0x22) {
+        inString = false;
+      } else if (code === 0x5f && !mayCarryProto && text.startsWith('__proto__', index)) {
+        mayCarryProto = true;
+      }
     } else if (code === 0x22) {
       inString = true;
     } else if (code === 0x7b || code === 0x5b) {
-      if (++depth > maxDepth) return true;
+      if (++depth > maxDepth) return 'too-deep';
     } else if (code === 0x7d || code === 0x5d) {
       depth--;
     }
   }
-  return false;
+  return mayCarryProto ? 'may-carry-proto' : 'plain';
 }
 
 /** The refusal of a body over `maxBodyBytes`, whether its `Content-Length` or its reading said so. */

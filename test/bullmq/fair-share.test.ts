@@ -11,9 +11,24 @@ import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 import { runtimeNames } from '../../src/runtime/bullmq/keys.js';
 import { PrincipalShares, SHARE_LEASE_MS } from '../../src/runtime/bullmq/principal-shares.js';
 import { sleep } from '../contract/runtime-contract.js';
-import { useRedisScope } from '../support/redis-scope.js';
+import { type RedisScope, useRedisScope } from '../support/redis-scope.js';
 import { ChildWorker } from './child-worker.js';
 import { describeWithRedis, newRecord, quietLogger, REDIS_URL, waitForRecord, withRedis } from './support.js';
+
+/** A `PrincipalShares` on a client of its own and a clock the test moves by hand (`clock.now`). */
+function sharesOnHandClock(scope: RedisScope) {
+  const client = createRedisClient(REDIS_URL, 'worker', quietLogger, 'share-test');
+  scope.onClose(async () => client.quit());
+  const clock = { now: Date.now() };
+  const shares = new PrincipalShares(
+    client,
+    runtimeNames(scope.prefix),
+    () => clock.now,
+    () => {},
+  );
+  scope.onClose(() => shares.close());
+  return { client, clock, shares };
+}
 
 describeWithRedis('fair shares between principals on BullMQ', () => {
   const scope = useRedisScope();
@@ -94,23 +109,14 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
   }, 60_000);
 
   it('frees a slot whose holder stopped renewing it once its lease runs out', async () => {
-    const client = createRedisClient(REDIS_URL, 'worker', quietLogger, 'share-test');
-    scope.onClose(async () => client.quit());
-    let now = Date.now();
-    const shares = new PrincipalShares(
-      client,
-      runtimeNames(scope.prefix),
-      () => now,
-      () => {},
-    );
-    scope.onClose(() => shares.close());
+    const { clock, shares } = sharesOnHandClock(scope);
     const held = await shares.acquire('alice', 'task-1', 1, 1);
     expect('release' in held).toBe(true);
     expect(await shares.acquire('alice', 'task-2', 1, 2)).toEqual({ running: 1 });
     // Another principal has its own share.
     expect('release' in (await shares.acquire('bob', 'task-3', 1, 3))).toBe(true);
     // The holder is gone (no renewal reaches Redis in this clock's future): the lease runs out.
-    now += SHARE_LEASE_MS + 1;
+    clock.now += SHARE_LEASE_MS + 1;
     const next = await shares.acquire('alice', 'task-2', 1, 2);
     expect('release' in next).toBe(true);
     // A run after a lost worker keeps the slot it holds rather than waiting behind itself.
@@ -119,28 +125,28 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
   });
 
   it('renews every slot this process holds with one timer, and brings no released slot back', async () => {
-    const client = createRedisClient(REDIS_URL, 'worker', quietLogger, 'share-test');
-    scope.onClose(async () => client.quit());
-    // Only intervals are faked: the renewal's timer, not the Redis client's own timers.
+    // Only intervals are faked (before the renewal's timer is made): not the Redis client's timers.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     scope.onClose(async () => vi.useRealTimers());
-    let now = Date.now();
-    const shares = new PrincipalShares(
-      client,
-      runtimeNames(scope.prefix),
-      () => now,
-      () => {},
-    );
-    scope.onClose(() => shares.close());
+    const { client, clock, shares } = sharesOnHandClock(scope);
+    // A third of a lease later: the renewal's timer fires.
+    const toNextRenewal = () => {
+      clock.now += SHARE_LEASE_MS / 3;
+      vi.advanceTimersByTime(SHARE_LEASE_MS / 3);
+    };
     const running = runtimeNames(scope.prefix).shares.running('alice');
     const first = await shares.acquire('alice', 'task-1', 3, 1);
     const second = await shares.acquire('alice', 'task-2', 3, 2);
     const bobs = await shares.acquire('bob', 'task-3', 3, 3);
     if (!('release' in first) || !('release' in second) || !('release' in bobs)) throw new Error('no slot');
     await first.release();
-    now += SHARE_LEASE_MS / 3;
-    vi.advanceTimersByTime(SHARE_LEASE_MS / 3);
-    const renewedUntil = now + SHARE_LEASE_MS;
+    // One transaction a running set (Alice's, Bob's), its expiry with it: no command of its own.
+    const transactions = vi.spyOn(client, 'multi');
+    const pexpires = vi.spyOn(client, 'pexpire');
+    toNextRenewal();
+    expect(transactions).toHaveBeenCalledTimes(2);
+    expect(pexpires).not.toHaveBeenCalled();
+    const renewedUntil = clock.now + SHARE_LEASE_MS;
     await vi.waitFor(async () => expect(Number(await client.zscore(running, 'task-2'))).toBe(renewedUntil));
     expect(Number(await client.zscore(runtimeNames(scope.prefix).shares.running('bob'), 'task-3'))).toBe(renewedUntil);
     // Released before the renewal: not renewed back into the set.
@@ -149,17 +155,19 @@ describeWithRedis('fair shares between principals on BullMQ', () => {
     shares.held('alice', 'task-2').stopRenewing();
     // Removed by someone else while its run goes on here (an earlier run's late release): back.
     await client.zrem(running, 'task-2');
-    now += SHARE_LEASE_MS / 3;
-    vi.advanceTimersByTime(SHARE_LEASE_MS / 3);
-    await vi.waitFor(async () => expect(Number(await client.zscore(running, 'task-2'))).toBe(now + SHARE_LEASE_MS));
-    const rewrittenUntil = now + SHARE_LEASE_MS;
+    toNextRenewal();
+    await vi.waitFor(async () =>
+      expect(Number(await client.zscore(running, 'task-2'))).toBe(clock.now + SHARE_LEASE_MS),
+    );
+    const rewrittenUntil = clock.now + SHARE_LEASE_MS;
+    // Written back into a set that had gone (its last member removed): with its expiry again.
+    expect(await client.pttl(running)).toBeGreaterThan(SHARE_LEASE_MS);
     // A slot that stopped renewing (its release is on its way) keeps its last lease.
     second.stopRenewing();
-    now += SHARE_LEASE_MS / 3;
-    vi.advanceTimersByTime(SHARE_LEASE_MS / 3);
+    toNextRenewal();
     await vi.waitFor(async () =>
       expect(Number(await client.zscore(runtimeNames(scope.prefix).shares.running('bob'), 'task-3'))).toBe(
-        now + SHARE_LEASE_MS,
+        clock.now + SHARE_LEASE_MS,
       ),
     );
     expect(Number(await client.zscore(running, 'task-2'))).toBe(rewrittenUntil);

@@ -12,7 +12,7 @@ import type { ExecutionControl, TaskExecutor } from '../../src/engine/runtime.js
 import type { TaskOutcome, TaskRecord } from '../../src/engine/task.js';
 import { BullmqTaskRuntime } from '../../src/runtime/bullmq/index.js';
 import { bullmqLibrary } from '../../src/runtime/bullmq/libraries.js';
-import { useRedisScope } from '../support/redis-scope.js';
+import { type RedisScope, useRedisScope } from '../support/redis-scope.js';
 import { describeWithRedis, newRecord, quietLogger, REDIS_URL, withRedis } from './support.js';
 
 const ALICE: Caller = { principal: 'alice' };
@@ -32,6 +32,26 @@ function abortedWithin(signal: AbortSignal | undefined, ms: number): Promise<boo
       },
       { once: true },
     );
+  });
+}
+
+/**
+ * Runs `then` on the job right after the first move to delayed any worker's job makes (the
+ * move itself done, the run that made it not yet on), until `scope` closes. Patched on the class
+ * the worker's jobs are made of (the runtime loads bullmq with `require`).
+ */
+function afterFirstMoveToDelayed(scope: RedisScope, then: (job: Job) => Promise<void>): void {
+  const { Job: JobClass } = bullmqLibrary();
+  const moveToDelayed = JobClass.prototype.moveToDelayed;
+  let injected = false;
+  JobClass.prototype.moveToDelayed = async function (this: Job, ...args: Parameters<Job['moveToDelayed']>) {
+    await moveToDelayed.apply(this, args);
+    if (injected) return;
+    injected = true;
+    await then(this);
+  };
+  scope.onClose(async () => {
+    JobClass.prototype.moveToDelayed = moveToDelayed;
   });
 }
 
@@ -96,19 +116,9 @@ describeWithRedis('a parked job taken again while its parking run unwinds', () =
     const executor = new ParkThenHoldExecutor();
     // The interleaving: the first park's move to delayed is followed at once by a promote, and
     // the parking run goes on (and ends) only once the second run of the job has begun.
-    // The class the worker's jobs are made of (the runtime loads bullmq with `require`).
-    const { Job: JobClass } = bullmqLibrary();
-    const moveToDelayed = JobClass.prototype.moveToDelayed;
-    let injected = false;
-    JobClass.prototype.moveToDelayed = async function (this: Job, ...args: Parameters<Job['moveToDelayed']>) {
-      await moveToDelayed.apply(this, args);
-      if (injected) return;
-      injected = true;
-      await this.promote();
+    afterFirstMoveToDelayed(scope, async (job) => {
+      await job.promote();
       await executor.secondBegan;
-    };
-    scope.onClose(async () => {
-      JobClass.prototype.moveToDelayed = moveToDelayed;
     });
     const runtime = new BullmqTaskRuntime({
       connection: REDIS_URL,
@@ -147,19 +157,10 @@ describeWithRedis('a parked job taken again while its parking run unwinds', () =
     const executor = new HoldExecutor();
     // The second task finds its owner's one slot taken and leaves to wait; right after its move
     // to delayed, it is promoted, the slot frees up, and its wait ends only once it runs again.
-    const { Job: JobClass } = bullmqLibrary();
-    const moveToDelayed = JobClass.prototype.moveToDelayed;
-    let injected = false;
-    JobClass.prototype.moveToDelayed = async function (this: Job, ...args: Parameters<Job['moveToDelayed']>) {
-      await moveToDelayed.apply(this, args);
-      if (injected) return;
-      injected = true;
-      await this.promote();
+    afterFirstMoveToDelayed(scope, async (job) => {
+      await job.promote();
       executor.releaseFirst();
       await executor.secondBegan;
-    };
-    scope.onClose(async () => {
-      JobClass.prototype.moveToDelayed = moveToDelayed;
     });
     const runtime = new BullmqTaskRuntime({
       connection: REDIS_URL,

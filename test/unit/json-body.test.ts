@@ -19,6 +19,10 @@ describe('parseJsonBody', () => {
       '{"params":{"_meta":{"__proto__":{"idempotencyKey":"x"},"a":1}}}',
       '{"params":{"_meta":{"\\u005f_proto__":{"idempotencyKey":"x"},"a":1}}}',
       '{"params":{"_meta":{"__pr\\u006fto__":{"idempotencyKey":"x"},"a":1}}}',
+      // After strings that end in an escaped backslash or quote (the key is still a string).
+      '{"params":{"_meta":{"b":"\\\\","__proto__":{"idempotencyKey":"x"},"a":1}}}',
+      '{"params":{"_meta":{"b":"\\"","__proto__":{"idempotencyKey":"x"},"a":1}}}',
+      '{"params":{"_meta":{"\\u005F\\u005Fproto\\u005F\\u005F":{"idempotencyKey":"x"},"a":1}}}',
     ]) {
       const meta = (parsed(text).params as { _meta: Record<string, unknown> })._meta;
       expect(Object.hasOwn(meta, '__proto__'), text).toBe(false);
@@ -33,5 +37,8 @@ describe('parseJsonBody', () => {
   it('parses bodies without such a key as JSON.parse does, escapes included', () => {
     const text = '{"name":"caf\\u00e9","args":{"proto":"__x__","list":[1,{"b":null}]}}';
     expect(parsed(text)).toEqual(JSON.parse(text));
+    // An escaped backslash before a `u` is no `\u` escape.
+    const backslashed = '{"path":"C:\\\\users","__proto_":1}';
+    expect(parsed(backslashed)).toEqual(JSON.parse(backslashed));
   });
 });

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readNodeJsonBody, requestHead, requestUrl, writeResponse } from '../../src/host/node-http.js';
+import { hangupOf, readNodeJsonBody, requestHead, requestUrl, writeResponse } from '../../src/host/node-http.js';
 import type { BodyReading } from '../../src/http/json-body.js';
 
 const limits = { maxBodyBytes: 64, maxJsonDepth: 3 };
@@ -82,22 +82,28 @@ describe('reading the body from the socket', () => {
   });
 });
 
+/** The headers-only request `requestHead` makes, on `signal`, of one request sent to `path`. */
+async function headOf(path: string, options: http.RequestOptions, signal: AbortSignal): Promise<Request | undefined> {
+  let seen: Request | undefined;
+  const url = await serve(async (req, res) => {
+    seen = requestHead(req, requestUrl(req.url) as URL, signal);
+    res.end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const request = http.request(`${url}${path}`, options, (r) => {
+      r.resume();
+      r.on('end', resolve);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+  return seen;
+}
+
 describe('the headers-only request', () => {
   it('carries the method, URL and every header value, and its signal follows the hangup', async () => {
     const hangup = new AbortController();
-    let seen: Request | undefined;
-    const url = await serve(async (req, res) => {
-      seen = requestHead(req, requestUrl(req.url) as URL, hangup.signal);
-      res.end();
-    });
-    await new Promise<void>((resolve, reject) => {
-      const request = http.request(`${url}?x=1`, { method: 'DELETE', headers: { 'x-one': ['a', 'b'] } }, (r) => {
-        r.resume();
-        r.on('end', resolve);
-      });
-      request.on('error', reject);
-      request.end();
-    });
+    const seen = await headOf('?x=1', { method: 'DELETE', headers: { 'x-one': ['a', 'b'] } }, hangup.signal);
     expect(seen?.method).toBe('DELETE');
     expect(seen?.url).toMatch(/\/mcp\?x=1$/);
     expect(seen?.headers.get('x-one')).toBe('a, b');
@@ -109,20 +115,7 @@ describe('the headers-only request', () => {
 
   it('is the hangup signal itself, not a second signal following it (whose link outlives young collections)', async () => {
     const hangup = new AbortController();
-    let seen: Request | undefined;
-    const url = await serve(async (req, res) => {
-      seen = requestHead(req, requestUrl(req.url) as URL, hangup.signal);
-      res.end();
-    });
-    await new Promise<void>((resolve, reject) => {
-      const request = http.request(url, (r) => {
-        r.resume();
-        r.on('end', resolve);
-      });
-      request.on('error', reject);
-      request.end();
-    });
-    expect(seen?.signal).toBe(hangup.signal);
+    expect((await headOf('', {}, hangup.signal))?.signal).toBe(hangup.signal);
   });
 });
 
@@ -163,10 +156,7 @@ describe('writing the answer', () => {
     let cancelled = false;
     const stopped = new Promise<void>((resolve) => {
       void serve(async (_req, res) => {
-        const hangup = new AbortController();
-        res.once('close', () => {
-          if (!res.writableFinished) hangup.abort();
-        });
+        const hangup = hangupOf(res);
         const body = new ReadableStream<Uint8Array>({
           async pull(controller) {
             pulls++;
@@ -180,7 +170,7 @@ describe('writing the answer', () => {
         await writeResponse(
           res,
           new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'x-kind': 'stream' } }),
-          hangup.signal,
+          hangup,
         );
         resolve();
       }).then((url) => {
@@ -197,5 +187,18 @@ describe('writing the answer', () => {
     expect(cancelled).toBe(true);
     await new Promise((wait) => setTimeout(wait, 30));
     expect(pulls).toBe(pullsAtEnd);
+  });
+
+  it('counts no hangup once the answer was all written', async () => {
+    let hangup: AbortSignal | undefined;
+    const closed = new Promise<void>((resolve) => {
+      void serve(async (_req, res) => {
+        hangup = hangupOf(res);
+        res.once('close', () => resolve());
+        await writeResponse(res, Response.json({ done: true }), hangup);
+      }).then((url) => http.get(url, (response) => response.resume()));
+    });
+    await closed;
+    expect(hangup?.aborted).toBe(false);
   });
 });

@@ -7,6 +7,10 @@
  * between (an answer, a settled callback, the park's own look) and this worker takes it again,
  * the parking run's end drops the new run's entry: its lock is renewed no more, lapses after
  * `lockDuration`, and the job runs a second time elsewhere (test/bullmq/park-overlap.test.ts).
+ *
+ * The entries are BullMQ's internals (`lockManager.trackedJobs`). A BullMQ release that keeps
+ * them elsewhere leaves this worker plain BullMQ's, which `guardsOverlappingRuns` tells, and the
+ * task worker says so once at start-up (test/bullmq/lock-tracking.test.ts).
  */
 import type { Job, Worker } from 'bullmq';
 import { bullmqLibrary } from './libraries.js';
@@ -19,6 +23,21 @@ interface TrackedRun {
 }
 
 let overlapSafe: typeof Worker | undefined;
+
+/** BullMQ's entries of the runs `worker` is renewing the locks of; `undefined` where it keeps none there. */
+function trackedRunsOf(worker: Worker): Map<string, TrackedRun> | undefined {
+  const tracked = (worker as unknown as { readonly lockManager?: { readonly trackedJobs?: unknown } }).lockManager
+    ?.trackedJobs;
+  return tracked instanceof Map ? (tracked as Map<string, TrackedRun>) : undefined;
+}
+
+/**
+ * Whether `worker` (from `overlapSafeWorker`) found BullMQ's lock entries, and so keeps a newer
+ * run's renewal when an older run of the same job ends; if not, it runs jobs as BullMQ's own.
+ */
+export function guardsOverlappingRuns(worker: Worker): boolean {
+  return trackedRunsOf(worker) !== undefined;
+}
 
 /** The `Worker` class to build task workers with (loaded with bullmq, on first call). */
 export function overlapSafeWorker(): typeof Worker {
@@ -39,8 +58,9 @@ export function overlapSafeWorker(): typeof Worker {
       const jobId = job.id;
       // BullMQ tracks the run synchronously, before its first await: its entry is there now.
       const finished = super.processJob(job, token, fetchNextCallback);
-      const entry = jobId === undefined ? undefined : this.trackedRuns().get(jobId);
-      if (jobId === undefined || entry?.token !== token) return finished;
+      const tracked = trackedRunsOf(this as unknown as Worker);
+      const entry = jobId === undefined ? undefined : tracked?.get(jobId);
+      if (!tracked || jobId === undefined || entry?.token !== token) return finished;
       const runs = this.runs.get(jobId) ?? [];
       runs.push(entry);
       this.runs.set(jobId, runs);
@@ -51,12 +71,8 @@ export function overlapSafeWorker(): typeof Worker {
         if (runs.length === 0) this.runs.delete(jobId);
         // This run's end dropped the job id: a newer run of the job is renewed again.
         const newer = runs.at(-1);
-        if (newer && !this.trackedRuns().has(jobId)) this.trackedRuns().set(jobId, newer);
+        if (newer && !tracked.has(jobId)) tracked.set(jobId, newer);
       }
-    }
-
-    private trackedRuns(): Map<string, TrackedRun> {
-      return (this.lockManager as unknown as { readonly trackedJobs: Map<string, TrackedRun> }).trackedJobs;
     }
   }
   overlapSafe = OverlapSafeWorker as unknown as typeof Worker;

@@ -140,8 +140,8 @@ export class PrincipalShares {
   /** A queue handle per shard, made when a wake-up first needs one. */
   private readonly queues: ShardQueues;
   /**
-   * The slots this process holds, by running set: one timer renews them all, one command per
-   * set, every third of a lease (a timer per run cost every task a timer's making and clearing).
+   * The slots this process holds, by running set: one timer renews them all, one transaction
+   * per set, every third of a lease (a timer per run cost every task a timer's making and clearing).
    */
   private readonly heldSlots = new Map<string, Map<string, number>>();
   private readonly renewer: NodeJS.Timeout;
@@ -222,8 +222,16 @@ export class PrincipalShares {
     const until = this.clock() + SHARE_LEASE_MS;
     for (const [running, members] of this.heldSlots) {
       const pairs = [...members.keys()].flatMap((member) => [until, member]);
-      this.client.zadd(running, ...pairs).catch(this.onError);
-      this.client.pexpire(running, SHARE_KEY_TTL_MS).catch(this.onError);
+      // One transaction a set: a set written back never goes without its expiry.
+      this.client
+        .multi()
+        .zadd(running, ...pairs)
+        .pexpire(running, SHARE_KEY_TTL_MS)
+        .exec()
+        .then((replies) => {
+          for (const [error] of replies ?? []) if (error) this.onError(error);
+        })
+        .catch(this.onError);
     }
   }
 

@@ -72,7 +72,7 @@ import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type ParkedJob, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
-import { overlapSafeWorker } from './overlap-safe-worker.js';
+import { guardsOverlappingRuns, overlapSafeWorker } from './overlap-safe-worker.js';
 import { noteParked, noteUnparked } from './parked-tasks.js';
 import {
   PrincipalShares,
@@ -356,6 +356,13 @@ export class TaskWorker {
       this.listenTo(worker, shard);
       return worker;
     });
+    // Once for all shards: the workers are of one class, on one BullMQ.
+    if (!this.workers.every(guardsOverlappingRuns)) {
+      this.logger.warn(
+        "BullMQ's lock manager has no trackedJobs map (not the BullMQ release this package pins?): a job this " +
+          'worker takes again while its parking run unwinds loses its lock renewal and may run twice',
+      );
+    }
 
     // Take jobs only once cancels can reach us, or a cancel could slip past a job we just started.
     this.started = Promise.all([this.cancels.ready, this.answers.ready]).then(() => {

@@ -17,7 +17,9 @@
  * instrumentation; a process that is only asked for `memory` never runs it).
  */
 import { randomUUID } from 'node:crypto';
-import { constants, PerformanceObserver } from 'node:perf_hooks';
+import diagnostics from 'node:diagnostics_channel';
+import http from 'node:http';
+import { constants, monitorEventLoopDelay, PerformanceObserver, performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
@@ -31,7 +33,30 @@ import { silentLogger } from '../src/observe/logger.js';
 import { bareServer, LIFTED_LIMITS, listenOnLoopback } from './bare-sdk.js';
 
 const kind = process.argv[2];
-if (kind !== 'bare' && kind !== 'framework') throw new Error('usage: tail-server.js bare|framework');
+if (kind !== 'bare' && kind !== 'framework' && kind !== 'floor')
+  throw new Error('usage: tail-server.js bare|framework|floor');
+
+/**
+ * `floor` (bench/tail-trace.ts only): node:http alone, reading the body, parsing it and answering
+ * the greeting's JSON in one write: what a call costs on this machine with no MCP server at all.
+ */
+async function listenFloor(): Promise<{ url: string; close: () => Promise<void> }> {
+  return listenOnLoopback(
+    async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const { id } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number };
+      const body = JSON.stringify({
+        result: { content: [{ type: 'text', text: 'Hello, bench!' }], resultType: 'complete' },
+        jsonrpc: '2.0',
+        id,
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    },
+    async () => {},
+  );
+}
 
 /** The bare SDK on one port: 2026-07-28 per request, 2025-11-25 in sessions. */
 async function listenBare(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -67,7 +92,7 @@ async function listenFramework(): Promise<{ url: string; close: () => Promise<vo
   return { url: listening.url, close: () => server.close() };
 }
 
-const serving = kind === 'bare' ? await listenBare() : await listenFramework();
+const serving = kind === 'bare' ? await listenBare() : kind === 'floor' ? await listenFloor() : await listenFramework();
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -126,7 +151,73 @@ function heapFlow(): { allocated: number; promoted: number } {
   return { allocated, promoted };
 }
 
-process.on('message', (message: { id: number; type: 'memory' | 'stats' }) => {
+/**
+ * `TAIL_TRACE=1` (bench/tail-trace.ts): from `trace-start` on, every collection and every
+ * request's arrival and finished answer on CLOCK_MONOTONIC (`process.hrtime`), and the event
+ * loop's delay; `trace` sends them.
+ */
+const tracing = process.env.TAIL_TRACE === '1' ? startTracing() : undefined;
+function startTracing() {
+  // CLOCK_MONOTONIC, one clock for every process on the machine; `performance` times are offset from it.
+  const wall = () => Number(process.hrtime.bigint()) / 1e6;
+  const offset = wall() - performance.now();
+  const state = {
+    on: false,
+    gcs: [] as { start: number; end: number; minor: boolean }[],
+    requests: [] as { start: number; end: number; cpuMs: number }[],
+    arrivals: new WeakMap<object, { at: number; cpu: NodeJS.CpuUsage }>(),
+    loop: monitorEventLoopDelay({ resolution: 1 }),
+    cpu: process.cpuUsage(),
+  };
+  new PerformanceObserver((list) => {
+    if (!state.on) return;
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      const start = offset + entry.startTime;
+      state.gcs.push({ start, end: start + entry.duration, minor: kind === constants.NODE_PERFORMANCE_GC_MINOR });
+    }
+  }).observe({ entryTypes: ['gc'] });
+  // Arrival: the request's headers parsed. Answered: `res.end()` called (its bytes go to the
+  // socket then; 'finish' comes only after the write's callback, later in the loop).
+  diagnostics.subscribe('http.server.request.start', (message) => {
+    if (state.on)
+      state.arrivals.set((message as { response: object }).response, { at: wall(), cpu: process.cpuUsage() });
+  });
+  const end = http.ServerResponse.prototype.end;
+  http.ServerResponse.prototype.end = function (this: http.ServerResponse, ...args: unknown[]) {
+    const arrival = state.arrivals.get(this);
+    if (arrival) {
+      state.arrivals.delete(this);
+      const cpu = process.cpuUsage(arrival.cpu);
+      state.requests.push({ start: arrival.at, end: wall(), cpuMs: (cpu.user + cpu.system) / 1000 });
+    }
+    return (end as (...args: unknown[]) => http.ServerResponse).apply(this, args);
+  } as typeof end;
+  return {
+    start() {
+      state.on = true;
+      state.loop.enable();
+      state.cpu = process.cpuUsage();
+    },
+    report() {
+      state.loop.disable();
+      const ms = (ns: number) => ns / 1e6;
+      return {
+        gcs: state.gcs,
+        requests: state.requests,
+        loopDelay: { p50: ms(state.loop.percentile(50)), p99: ms(state.loop.percentile(99)), max: ms(state.loop.max) },
+        cpu: process.cpuUsage(state.cpu),
+      };
+    },
+  };
+}
+
+process.on('message', (message: { id: number; type: 'memory' | 'stats' | 'trace-start' | 'trace' }) => {
+  if (message.type === 'trace-start' || message.type === 'trace') {
+    if (message.type === 'trace-start') tracing?.start();
+    process.send?.(message.type === 'trace' ? (tracing?.report() ?? {}) : {});
+    return;
+  }
   if (message.type === 'stats') {
     // CPU since start and the collections since the last call (the parent takes differences).
     const flow = heapFlow();

@@ -31,6 +31,7 @@ import {
   clientAddressResolver,
   type TrustProxy,
 } from '../http/client-address.js';
+import { type Answer, asResponse, JsonAnswer } from '../http/json-answer.js';
 import { type BodyReading, bodyTooLarge, readJsonBody } from '../http/json-body.js';
 import type { RateSubject } from '../http/rate-budget.js';
 import { type JsonRpcError, JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
@@ -333,14 +334,23 @@ export class HttpFront {
 
   /** Serves an admitted request (its event streams counted while they are open). */
   async serve(request: Request, admission: Admission, body?: BodyReading): Promise<Response> {
-    return this.countStream(await this.route(request, admission, body));
+    return asResponse(await this.answer(request, admission, body));
+  }
+
+  /**
+   * `serve` for a host that writes a JSON answer to its socket itself (node:http): the kept
+   * 2026-07-28 path's answers stay `JsonAnswer`s, never built into a web `Response`.
+   */
+  async answer(request: Request, admission: Admission, body?: BodyReading): Promise<Answer> {
+    const answer = await this.route(request, admission, body);
+    return answer instanceof JsonAnswer ? answer : this.countStream(answer);
   }
 
   /**
    * Reads the body within bounds (unless the caller read it already, from the socket, within the
    * same bounds), applies rate limits, and hands the request to its revision.
    */
-  private async route(request: Request, admission: Admission, body?: BodyReading): Promise<Response> {
+  private async route(request: Request, admission: Admission, body?: BodyReading): Promise<Answer> {
     let parsedBody: unknown;
     if (request.method.toUpperCase() === 'POST') {
       const reading = body ?? (await readJsonBody(request, this.limits));

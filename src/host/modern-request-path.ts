@@ -45,6 +45,7 @@ import {
   type Result,
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
+import { JsonAnswer } from '../http/json-answer.js';
 import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { isPlainObject } from '../protocol/params.js';
 import type { KeptModernHandlers, RequestContext } from './protocol-server.js';
@@ -106,14 +107,17 @@ const noServerRequests = (() => {
  * Built once per HTTP front; holds nothing of any request.
  */
 export class ModernRequestPath {
+  private readonly verdicts = new EnvelopeVerdicts();
+
   constructor(private readonly handlers: KeptModernHandlers) {}
 
   /**
    * The answer to `request` (its body already read and parsed), or `undefined` when the kept
-   * path does not take it: the caller then hands it to the SDK's path.
+   * path does not take it: the caller then hands it to the SDK's path. A JSON answer is its text
+   * (`JsonAnswer`), written to the socket as it is; a web `Response` only for a client gone.
    */
-  serve(request: Request, body: unknown, origin: KeptCallOrigin): Promise<Response> | undefined {
-    const call = takenCall(request, body);
+  serve(request: Request, body: unknown, origin: KeptCallOrigin): Promise<JsonAnswer | Response> | undefined {
+    const call = takenCall(request, body, this.verdicts);
     const handler = call && this.handlers.handler(call.method);
     if (!call || !handler) return undefined;
     return this.answer(call, handler, request, origin);
@@ -124,7 +128,7 @@ export class ModernRequestPath {
     handler: NonNullable<ReturnType<KeptModernHandlers['handler']>>,
     request: Request,
     origin: KeptCallOrigin,
-  ): Promise<Response> {
+  ): Promise<JsonAnswer | Response> {
     const signal = origin.hangup ?? request.signal;
     const ctx: RequestContext = {
       http: { req: request, ...(origin.authInfo && { authInfo: origin.authInfo }) },
@@ -164,12 +168,12 @@ export class ModernRequestPath {
     }
     // The client hung up: nobody is left to answer (the SDK's path answers 499 here too).
     if (signal.aborted) return new Response(null, { status: 499 });
-    return Response.json(message, { status, headers: { 'content-type': 'application/json' } });
+    return JsonAnswer.of(status, message);
   }
 }
 
 /** The request as the kept path serves it, or `undefined` when it is one for the SDK's path. */
-function takenCall(request: Request, body: unknown): KeptCall | undefined {
+function takenCall(request: Request, body: unknown, verdicts: EnvelopeVerdicts): KeptCall | undefined {
   if (request.method.toUpperCase() !== 'POST' || !isPlainObject(body)) return undefined;
   if (!isJsonContentType(request.headers.get('content-type'))) return undefined;
   const { jsonrpc, id: rawId, method, params } = body;
@@ -190,16 +194,9 @@ function takenCall(request: Request, body: unknown): KeptCall | undefined {
   const rawMeta = params._meta;
   if (!isPlainObject(rawMeta) || 'progressToken' in rawMeta || LOG_LEVEL_META_KEY in rawMeta) return undefined;
   if (!isPlainObject(rawMeta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
-  // The SDK's classifier, which also validates the envelope, must route it to this revision.
-  const outcome = classifyInboundRequest({
-    httpMethod: 'POST',
-    protocolVersionHeader: versionHeader,
-    mcpMethodHeader: methodHeader,
-    mcpNameHeader: nameHeader,
-    body,
-  });
-  if (outcome.kind !== 'modern' || outcome.messageKind !== 'request') return undefined;
-  if (outcome.classification.revision !== REVISION) return undefined;
+  // The SDK's classifier, which also validates the envelope, must route it to this revision
+  // (asked once per distinct `_meta`; see `EnvelopeVerdicts`).
+  if (!verdicts.routesHere(body, rawMeta, { versionHeader, methodHeader, nameHeader })) return undefined;
   // The SDK's lift: reserved keys to the envelope, the rest stays `_meta` (dropped when empty).
   const envelope: Record<string, unknown> = {};
   const rest: Record<string, unknown> = {};
@@ -218,6 +215,55 @@ function takenCall(request: Request, body: unknown): KeptCall | undefined {
   }
   // tasks/*: registered with a loose schema, so every other field reaches the handler.
   return { id, method, input: { ...others, ...(meta && { _meta: meta }) }, meta, envelope };
+}
+
+/** The top-level members a JSON-RPC request may have: the SDK's request schema is strict. */
+const REQUEST_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/** How many distinct `_meta` objects keep their verdict (a client sends the same one on every call). */
+const MAX_VERDICTS = 256;
+
+/**
+ * The SDK classifier's verdict on a request, asked once per distinct `_meta`. The classifier
+ * (`classifyInboundRequest`) checks the body against zod schemas and copies it as it goes: per
+ * plain call ~12 KB of garbage, and ~2 KB of it outlived young collections, the largest part of
+ * what made them long (bench/README.md, "1 Dec 2026, night").
+ *
+ * For a request the kept path takes (a POST of one request to a kept method, headers present
+ * and equal to the body's revision, method and name, checked before this), the verdict depends
+ * on the body only through what is checked here on every request, exactly as the SDK's strict
+ * JSON-RPC request schema does (no members beyond `jsonrpc`, `id`, `method` and `params`;
+ * `jsonrpc` "2.0"; an integer or string `id`; a string `method`; object `params`, whose other
+ * members that schema passes through unread), and through `params._meta`, which the envelope
+ * validation and the request-meta schema read in full. So the verdict is kept per `_meta`, by
+ * its JSON text (the body was parsed from JSON: equal text, equal value), and the classifier
+ * judges every `_meta` it has not seen.
+ */
+class EnvelopeVerdicts {
+  private readonly byMeta = new Map<string, boolean>();
+
+  routesHere(
+    body: Record<string, unknown>,
+    meta: Record<string, unknown>,
+    headers: { versionHeader: string; methodHeader: string; nameHeader: string },
+  ): boolean {
+    for (const member in body) if (!REQUEST_MEMBERS.has(member)) return false;
+    const key = JSON.stringify(meta);
+    const known = this.byMeta.get(key);
+    if (known !== undefined) return known;
+    const outcome = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: headers.versionHeader,
+      mcpMethodHeader: headers.methodHeader,
+      mcpNameHeader: headers.nameHeader,
+      body,
+    });
+    const verdict =
+      outcome.kind === 'modern' && outcome.messageKind === 'request' && outcome.classification.revision === REVISION;
+    if (this.byMeta.size >= MAX_VERDICTS) this.byMeta.clear();
+    this.byMeta.set(key, verdict);
+    return verdict;
+  }
 }
 
 /**

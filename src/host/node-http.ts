@@ -12,6 +12,7 @@
  */
 import type http from 'node:http';
 import { Readable } from 'node:stream';
+import { type Answer, JsonAnswer } from '../http/json-answer.js';
 import { type BodyReading, bodyTooLarge, parseJsonBody } from '../http/json-body.js';
 
 /** The origin every request's URL is put on: routing reads the path and query only. */
@@ -154,13 +155,26 @@ export async function readNodeJsonBody(
 }
 
 /**
- * Writes `response` to `res`: status and headers, then the body (a JSON answer in one write, an
- * event stream chunk by chunk, waiting for `drain`), until the client hangs up.
+ * Writes `answer` to `res`: a `JsonAnswer` in one write with its `Content-Length`; a `Response`'s
+ * status and headers (an event stream's sent at once), then its body (a JSON answer in one write,
+ * an event stream chunk by chunk, waiting for `drain`), until the client hangs up.
  */
-export async function writeResponse(res: http.ServerResponse, response: Response, hangup: AbortSignal): Promise<void> {
+export async function writeResponse(res: http.ServerResponse, answer: Answer, hangup: AbortSignal): Promise<void> {
+  if (answer instanceof JsonAnswer) {
+    res.writeHead(answer.status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(answer.text),
+    });
+    res.end(answer.text);
+    return;
+  }
+  const response = answer;
   const headers: Record<string, string> = {};
   for (const [name, value] of response.headers) headers[name] = value;
   res.writeHead(response.status, headers);
+  // Node sends the head only with the first body chunk: a client opening the standalone SSE
+  // stream would wait for the first event (up to the keep-alive, ~15 s) just to see the headers.
+  if (headers['content-type']?.includes('text/event-stream')) res.flushHeaders();
   if (!response.body) {
     res.end();
     return;

@@ -20,6 +20,7 @@ import { observeAll } from '../engine/lifecycle.js';
 import type { TaskPolicy } from '../engine/policy.js';
 import type { TaskExecutor, TaskRuntime } from '../engine/runtime.js';
 import { type ClientConnection, clientAddressResolver } from '../http/client-address.js';
+import type { Answer } from '../http/json-answer.js';
 import { JsonRpcErrorCode } from '../jsonrpc/json-rpc-error.js';
 import { createPinoLogger, LogOutput, loggerFromPino, logObserver, type PinoLike, toLogger } from '../observe/log.js';
 import { type Logger, silentLogger } from '../observe/logger.js';
@@ -510,13 +511,13 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(metrics && { onRefused: (reason: RefusalReason) => metrics.refused(reason) }),
   });
   /** Operator routes first; `mcp` serves the rest. Every answer is counted when metrics are on. */
-  const dispatch = async (
+  const dispatch = async <A extends Answer>(
     request: Request,
-    mcp: (request: Request) => Promise<Response>,
+    mcp: (request: Request) => Promise<A>,
     connection: ClientConnection | undefined,
-  ): Promise<Response> => {
+  ): Promise<A | Response> => {
     const url = new URL(request.url);
-    let response: Response;
+    let response: A | Response;
     try {
       response =
         (await operator(request, url)) ??
@@ -558,9 +559,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         }
         const body = await readNodeJsonBody(req, limits);
         const admitted = { ...admission, hangup };
-        const response = await dispatch(request, (forward) => httpFront.serve(forward, admitted, body), connection);
-        flushEventStreamHeaders(res);
-        await writeResponse(res, response, hangup);
+        const answer = await dispatch(request, (forward) => httpFront.answer(forward, admitted, body), connection);
+        await writeResponse(res, answer, hangup);
       };
       // Every other route (callbacks, operator routes, the dashboard, 404s): the body streams
       // from the socket, read only by a route that wants it and within its own bound (callbacks:
@@ -571,7 +571,6 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         const response = await dispatch(request, async () => notFoundResponse(path), connection);
         // A body no route read is not drained for the next request on this connection.
         if (!req.complete) res.setHeader('connection', 'close');
-        flushEventStreamHeaders(res);
         await writeResponse(res, response, hangup);
       };
       // Timeouts are checked this often (Node's default, 30 s, would let a slow client hold a
@@ -686,20 +685,4 @@ async function writeWithoutBody(res: http.ServerResponse, response: Response): P
   headers.connection = 'close';
   res.writeHead(response.status, headers);
   res.end(Buffer.from(await response.arrayBuffer()));
-}
-
-/**
- * The SDK's node adapter writes the head of a response but sends it only with the first body
- * chunk, so a client opening the standalone SSE stream waits for the first event (up to the
- * keep-alive, ~15 s) just to see the headers. Event streams get their headers sent at once.
- */
-function flushEventStreamHeaders(res: http.ServerResponse): void {
-  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => http.ServerResponse;
-  res.writeHead = ((...args: unknown[]) => {
-    const result = writeHead(...args);
-    const headers = args.find((arg): arg is Record<string, unknown> => typeof arg === 'object' && arg !== null);
-    const type = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
-    if (String(type ?? '').includes('text/event-stream')) res.flushHeaders();
-    return result;
-  }) as typeof res.writeHead;
 }

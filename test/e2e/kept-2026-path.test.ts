@@ -13,7 +13,19 @@ import type { TaskServerOptions } from '../../src/host/task-server.js';
 import { type RpcReply, type RunningServer, rpc2026, startServer, WITH_TASKS } from './support.js';
 
 /** Protocol servers built for single 2026-07-28 requests (the SDK's per-request path). */
-const built = vi.hoisted(() => ({ perRequest2026: 0 }));
+const built = vi.hoisted(() => ({ perRequest2026: 0, classified: 0 }));
+
+/** The kept path's calls of the SDK's classifier (the SDK's own path calls its copy, not counted). */
+vi.mock('@modelcontextprotocol/server', async (importOriginal) => {
+  const original = await importOriginal<typeof import('@modelcontextprotocol/server')>();
+  return {
+    ...original,
+    classifyInboundRequest: (...args: Parameters<typeof original.classifyInboundRequest>) => {
+      built.classified++;
+      return original.classifyInboundRequest(...args);
+    },
+  };
+});
 
 vi.mock('../../src/host/protocol-server.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../src/host/protocol-server.js')>();
@@ -161,4 +173,80 @@ describe('the kept 2026-07-28 path, two principals at once', () => {
     expect(kept.status).toBe(sdk.status);
     expect(kept.error).toEqual(sdk.error);
   });
+  it('answers a plain call in one write with its Content-Length, not a chunked body', async () => {
+    const response = await post(running.url, { name: 'greet', arguments: { name: 'Ada' } }, meta('one-write'), 'alice');
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('transfer-encoding')).toBeNull();
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(JSON.parse(text).result.content).toEqual([{ type: 'text', text: 'Hello, Ada!' }]);
+  });
+
+  it("asks the SDK's classifier once per distinct _meta, and sends what it refused to the SDK every time", async () => {
+    const before = { ...built };
+    const params = { name: 'greet', arguments: { name: 'Ada' } };
+    for (let i = 0; i < 5; i++) expect((await post(running.url, params, meta('repeat'), 'alice')).status).toBe(200);
+    expect(built.classified - before.classified).toBe(1);
+    expect(built.perRequest2026).toBe(before.perRequest2026);
+    // An envelope the SDK refuses (no clientInfo version): the SDK's answer both times.
+    const refused = { ...meta('refused'), 'io.modelcontextprotocol/clientInfo': { name: 'no-version' } };
+    const first = await post(running.url, params, refused, 'alice');
+    const again = await post(running.url, params, refused, 'alice');
+    expect(first.status).toBe(400);
+    const [a, b] = [await first.json(), await again.json()];
+    expect(again.status).toBe(first.status);
+    expect({ ...b, id: a.id }).toEqual(a);
+    expect(a.error.message).toContain('clientInfo');
+  });
+
+  it('sends a body with a member beyond the JSON-RPC request to the SDK, even with an envelope it took', async () => {
+    const params = { name: 'greet', arguments: { name: 'Ada' } };
+    const unseen = await post(running.url, params, meta('extra-first'), 'alice', { extra: 1 });
+    expect((await post(running.url, params, meta('extra-seen'), 'alice')).status).toBe(200);
+    const seen = await post(running.url, params, meta('extra-seen'), 'alice', { extra: 1 });
+    expect(unseen.status).toBe(400);
+    const [a, b] = [await unseen.json(), await seen.json()];
+    expect({ ...b, id: a.id }).toEqual(a);
+    expect(seen.status).toBe(unseen.status);
+  });
 });
+
+/** The envelope of a 2026-07-28 request from a client named `client`, declaring the tasks extension. */
+function meta(client: string): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: client, version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': WITH_TASKS,
+  };
+}
+
+let nextPostId = 1;
+
+/** A `tools/call` POSTed as it is: `params` with `_meta`, and `members` beside `jsonrpc`, `id`, `method`. */
+function post(
+  url: string,
+  params: { name: string; arguments?: unknown },
+  _meta: Record<string, unknown>,
+  token: string,
+  members: Record<string, unknown> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': params.name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextPostId++,
+      method: 'tools/call',
+      params: { ...params, _meta },
+      ...members,
+    }),
+  });
+}

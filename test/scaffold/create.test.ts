@@ -260,7 +260,9 @@ describe('the templates', () => {
       for (const script of ['dev', 'build', 'start', 'test'])
         expect(manifest.scripts[script], `${name}: ${script}`).toBeTruthy();
       // exec: npm's shell hands its process to node, so SIGTERM to `npm start` reaches the server.
-      expect(manifest.scripts.start, name).toBe('exec node dist/server.js');
+      // An HTTP server bounds V8's young generation (docs/guide/deploying.md, "Memory").
+      const flags = name.includes('stdio') ? '' : '--max-semi-space-size=4 ';
+      expect(manifest.scripts.start, name).toBe(`exec node ${flags}dist/server.js`);
     }
   });
 

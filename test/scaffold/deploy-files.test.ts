@@ -27,7 +27,7 @@ describe('compose.yaml', () => {
 
   it('runs one server that leaves the work to N workers, all on that Redis, with node as the command', () => {
     const { server, worker } = compose.services;
-    expect(server?.command).toEqual(['node', 'dist/server.js']);
+    expect(server?.command).toEqual(['node', '--max-semi-space-size=4', 'dist/server.js']);
     expect(server?.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379', WORKERS: '0' });
     expect(worker?.command).toEqual(['node', 'dist/worker.js']);
     expect(worker?.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379' });
@@ -57,7 +57,7 @@ describe('Dockerfile', () => {
   });
 
   it('starts node on the built server, checks /healthz, and uses the Node major the floor names', () => {
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/server\.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=4", "dist\/server\.js"\]$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*\/healthz/m);
     for (const from of dockerfile.match(/^FROM node:(\d+)/gm) ?? []) expect(from).toBe('FROM node:20');
   });

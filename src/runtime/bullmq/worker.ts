@@ -72,7 +72,7 @@ import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type ParkedJob, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
-import { overlapSafeWorker } from './overlap-safe-worker.js';
+import { onRunSettled, overlapSafeWorker } from './overlap-safe-worker.js';
 import { noteParked, noteUnparked } from './parked-tasks.js';
 import {
   PrincipalShares,
@@ -86,6 +86,7 @@ import { ProgressWriter } from './progress-writer.js';
 import { RecordFold } from './record-fold.js';
 import { RECORD_SCRIPTS, RedisTaskStore, type StoredRecord } from './record-store.js';
 import { ShardQueues } from './shard-queues.js';
+import { ShardTakes } from './shard-takes.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -264,11 +265,13 @@ export class TaskWorker {
   private readonly workers: readonly Worker<TaskJobData, void>[];
   private readonly slots: ToolSlots;
   /**
-   * Caps the process at `concurrency` when it consumes several shards, whose workers may each
-   * take that many: a job taken beyond the cap keeps its lock and waits here, as for a tool's
-   * own limit.
+   * Caps the process at `concurrency` when it consumes several shards: a job a shard's worker
+   * took beyond the cap (`takes` keeps those few) keeps its lock and waits here, as for a
+   * tool's own limit.
    */
   private readonly processSlots: ToolSlots | undefined;
+  /** How many jobs each shard's worker may take, when there are several (shard-takes.ts). */
+  private readonly takes: ShardTakes | undefined;
   private readonly running = new Map<string, RunningTask>();
   private readonly shares: PrincipalShares;
   private readonly versionWaits: VersionWaits;
@@ -338,7 +341,7 @@ export class TaskWorker {
     const concurrency = options.concurrency ?? 8;
     checkConcurrency(concurrency);
     this.processSlots = consumed.length > 1 ? new ToolSlots(() => concurrency) : undefined;
-    this.workers = consumed.map((shard) => {
+    this.workers = consumed.map((shard, index) => {
       const worker = new (overlapSafeWorker())<TaskJobData, void>(
         shard.queue,
         processor,
@@ -354,8 +357,14 @@ export class TaskWorker {
         this.fold.backendFactory,
       );
       this.listenTo(worker, shard);
+      if (consumed.length > 1) {
+        worker.on('active', () => this.takes?.taken(index));
+        worker.on('drained', () => this.takes?.drained(index));
+        onRunSettled(worker, () => this.takes?.settled(index));
+      }
       return worker;
     });
+    this.takes = consumed.length > 1 ? new ShardTakes(concurrency, this.workers) : undefined;
 
     // Take jobs only once cancels can reach us, or a cancel could slip past a job we just started.
     this.started = Promise.all([this.cancels.ready, this.answers.ready]).then(() => {

@@ -121,6 +121,30 @@ describeWithRedis('worker slots across shards', () => {
     }
   });
 
+  it("takes a shard's next job while its runs last and another shard refills its own slot", async () => {
+    const executor = new ScriptedExecutor();
+    const runtime = await startRuntime(executor, 3);
+    // A full process: two long runs on shard 0, one on shard 1.
+    const long = [await runtime.create(onShard(0, 'alice')), await runtime.create(onShard(0, 'alice'))];
+    const third = await runtime.create(onShard(1, 'bob'));
+    await waitUntil(() => executor.held.size === 3, 10_000);
+    const quick: string[] = [];
+    for (let task = 0; task < 100; task++) {
+      const record = onShard(1, 'bob');
+      quick.push((await runtime.create({ ...record, args: { script: 'finish' } })).taskId);
+    }
+    const next = await runtime.create(onShard(0, 'carol'));
+    // Shard 1's quick runs each end in a completion that fetches the next: without turns,
+    // shard 0's loop (waiting on its two runs) would see no free slot until shard 1 drained.
+    executor.release(third.taskId);
+    await waitUntil(() => executor.held.has(next.taskId), 10_000);
+    const quickDone = quick.filter((taskId) => executor.started.includes(taskId)).length;
+    expect(quickDone).toBeLessThan(quick.length / 2);
+    expect(long.every((task) => executor.held.has(task.taskId))).toBe(true);
+    executor.releaseHeld();
+    await waitUntil(() => quick.every((taskId) => executor.started.includes(taskId)), 10_000);
+  });
+
   /** BullMQ's active jobs over every shard's queue. */
   async function activeJobs(): Promise<number> {
     const names = runtimeNames(scope.prefix, undefined, SHARDS);

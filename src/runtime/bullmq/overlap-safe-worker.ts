@@ -21,13 +21,13 @@ interface TrackedRun {
 let overlapSafe: typeof Worker | undefined;
 
 /** Called when a run of a job the worker took settles, whatever its end (`onRunSettled`). */
-const runSettledListeners = new WeakMap<object, () => void>();
+const runSettledListeners = new WeakMap<object, (jobId: string | undefined, token: string) => void>();
 
 /**
  * Calls `listener` each time a job `worker` took (BullMQ's `active` event) is done with: its run
  * and the completion or failure that follows it settled, or it failed without running.
  */
-export function onRunSettled(worker: Worker, listener: () => void): void {
+export function onRunSettled(worker: Worker, listener: (jobId: string | undefined, token: string) => void): void {
   runSettledListeners.set(worker, listener);
 }
 
@@ -50,7 +50,7 @@ export function overlapSafeWorker(): typeof Worker {
       try {
         return await this.processJobOnce(job, token, fetchNextCallback);
       } finally {
-        runSettledListeners.get(this)?.();
+        runSettledListeners.get(this)?.(job.id, token);
       }
     }
 

@@ -104,10 +104,11 @@ export interface TaskWorkerSettings {
   readonly executor: TaskExecutor;
   /**
    * Jobs this process runs at once (default 8), whatever the number of shards it consumes. With
-   * several, each shard's BullMQ worker may take up to this many, and a job taken while the
-   * process runs as many waits in the process (`queued`, holding its lock) for a run to end: a
-   * split of the slots between shards would let the runs on one shard (one principal's fair
-   * share, say) stop its other jobs while the process still has room.
+   * several, each shard's BullMQ worker may take its own jobs plus the slots free (at least 1,
+   * shard-takes.ts), and a job taken while the process runs as many waits in the process
+   * (`queued`, holding its lock) for a run to end: a fixed split of the slots between shards
+   * would let the runs on one shard (one principal's fair share, say) stop its other jobs while
+   * the process still has room.
    */
   readonly concurrency?: number;
   /**
@@ -335,8 +336,10 @@ export class TaskWorker {
     });
 
     // BullMQ creates the job's AbortSignal only for a processor declaring three parameters.
-    const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) =>
-      this.process(job, token, signal);
+    const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) => {
+      const run = this.process(job, token, signal);
+      return this.takes ? run.finally(() => this.takes?.runEnded(job.id, token)) : run;
+    };
     const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
     const concurrency = options.concurrency ?? 8;
     checkConcurrency(concurrency);
@@ -358,9 +361,9 @@ export class TaskWorker {
       );
       this.listenTo(worker, shard);
       if (consumed.length > 1) {
-        worker.on('active', () => this.takes?.taken(index));
+        worker.on('active', (job) => this.takes?.taken(index, job.id, job.token));
         worker.on('drained', () => this.takes?.drained(index));
-        onRunSettled(worker, () => this.takes?.settled(index));
+        onRunSettled(worker, (jobId, token) => this.takes?.settled(index, jobId, token));
       }
       return worker;
     });

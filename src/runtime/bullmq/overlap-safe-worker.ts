@@ -39,6 +39,17 @@ export function guardsOverlappingRuns(worker: Worker): boolean {
   return trackedRunsOf(worker) !== undefined;
 }
 
+/** Called when a run of a job the worker took settles, whatever its end (`onRunSettled`). */
+const runSettledListeners = new WeakMap<object, (jobId: string | undefined, token: string) => void>();
+
+/**
+ * Calls `listener` each time a job `worker` took (BullMQ's `active` event) is done with: its run
+ * and the completion or failure that follows it settled, or it failed without running.
+ */
+export function onRunSettled(worker: Worker, listener: (jobId: string | undefined, token: string) => void): void {
+  runSettledListeners.set(worker, listener);
+}
+
 /** The `Worker` class to build task workers with (loaded with bullmq, on first call). */
 export function overlapSafeWorker(): typeof Worker {
   if (overlapSafe) return overlapSafe;
@@ -51,6 +62,18 @@ export function overlapSafeWorker(): typeof Worker {
     private readonly runs = new Map<string, TrackedRun[]>();
 
     override async processJob(
+      job: Job<DataType, ResultType, NameType>,
+      token: string,
+      fetchNextCallback?: () => boolean,
+    ): ReturnType<Worker<DataType, ResultType, NameType>['processJob']> {
+      try {
+        return await this.processJobOnce(job, token, fetchNextCallback);
+      } finally {
+        runSettledListeners.get(this)?.(job.id, token);
+      }
+    }
+
+    private async processJobOnce(
       job: Job<DataType, ResultType, NameType>,
       token: string,
       fetchNextCallback?: () => boolean,

@@ -72,7 +72,7 @@ import { RedisChannelSubscription } from './events.js';
 import { type JobShare, type ParkedJob, type TaskJobData, withoutStart } from './jobs.js';
 import { type RuntimeNames, runtimeNames, type ShardNames } from './keys.js';
 import { bullmqLibrary } from './libraries.js';
-import { guardsOverlappingRuns, overlapSafeWorker } from './overlap-safe-worker.js';
+import { guardsOverlappingRuns, onRunSettled, overlapSafeWorker } from './overlap-safe-worker.js';
 import { noteParked, noteUnparked } from './parked-tasks.js';
 import {
   PrincipalShares,
@@ -86,6 +86,7 @@ import { ProgressWriter } from './progress-writer.js';
 import { RecordFold } from './record-fold.js';
 import { RECORD_SCRIPTS, RedisTaskStore, type StoredRecord } from './record-store.js';
 import { ShardQueues } from './shard-queues.js';
+import { ShardTakes } from './shard-takes.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -103,10 +104,11 @@ export interface TaskWorkerSettings {
   readonly executor: TaskExecutor;
   /**
    * Jobs this process runs at once (default 8), whatever the number of shards it consumes. With
-   * several, each shard's BullMQ worker may take up to this many, and a job taken while the
-   * process runs as many waits in the process (`queued`, holding its lock) for a run to end: a
-   * split of the slots between shards would let the runs on one shard (one principal's fair
-   * share, say) stop its other jobs while the process still has room.
+   * several, each shard's BullMQ worker may take its own jobs plus the slots free (at least 1,
+   * shard-takes.ts), and a job taken while the process runs as many waits in the process
+   * (`queued`, holding its lock) for a run to end: a fixed split of the slots between shards
+   * would let the runs on one shard (one principal's fair share, say) stop its other jobs while
+   * the process still has room.
    */
   readonly concurrency?: number;
   /**
@@ -264,11 +266,13 @@ export class TaskWorker {
   private readonly workers: readonly Worker<TaskJobData, void>[];
   private readonly slots: ToolSlots;
   /**
-   * Caps the process at `concurrency` when it consumes several shards, whose workers may each
-   * take that many: a job taken beyond the cap keeps its lock and waits here, as for a tool's
-   * own limit.
+   * Caps the process at `concurrency` when it consumes several shards: a job a shard's worker
+   * took beyond the cap (`takes` keeps those few) keeps its lock and waits here, as for a
+   * tool's own limit.
    */
   private readonly processSlots: ToolSlots | undefined;
+  /** How many jobs each shard's worker may take, when there are several (shard-takes.ts). */
+  private readonly takes: ShardTakes | undefined;
   private readonly running = new Map<string, RunningTask>();
   private readonly shares: PrincipalShares;
   private readonly versionWaits: VersionWaits;
@@ -332,13 +336,15 @@ export class TaskWorker {
     });
 
     // BullMQ creates the job's AbortSignal only for a processor declaring three parameters.
-    const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) =>
-      this.process(job, token, signal);
+    const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) => {
+      const run = this.process(job, token, signal);
+      return this.takes ? run.finally(() => this.takes?.runEnded(job.id, token)) : run;
+    };
     const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
     const concurrency = options.concurrency ?? 8;
     checkConcurrency(concurrency);
     this.processSlots = consumed.length > 1 ? new ToolSlots(() => concurrency) : undefined;
-    this.workers = consumed.map((shard) => {
+    this.workers = consumed.map((shard, index) => {
       const worker = new (overlapSafeWorker())<TaskJobData, void>(
         shard.queue,
         processor,
@@ -354,8 +360,14 @@ export class TaskWorker {
         this.fold.backendFactory,
       );
       this.listenTo(worker, shard);
+      if (consumed.length > 1) {
+        worker.on('active', (job) => this.takes?.taken(index, job.id, job.token));
+        worker.on('drained', () => this.takes?.drained(index));
+        onRunSettled(worker, (jobId, token) => this.takes?.settled(index, jobId, token));
+      }
       return worker;
     });
+    this.takes = consumed.length > 1 ? new ShardTakes(concurrency, this.workers) : undefined;
     // Once for all shards: the workers are of one class, on one BullMQ.
     if (!this.workers.every(guardsOverlappingRuns)) {
       this.logger.warn(

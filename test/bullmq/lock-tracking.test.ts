@@ -1,7 +1,8 @@
 /**
- * The task worker keeps a newer run's lock renewal through BullMQ's internal lock entries
- * (overlap-safe-worker.ts). A BullMQ release that keeps them elsewhere must be said once at
- * start-up; jobs then run as BullMQ runs them.
+ * The task worker leans on two of BullMQ's internals: its lock entries, to keep a newer run's
+ * lock renewal (overlap-safe-worker.ts), and its main loop's fields, to wake a shard's loop
+ * (shard-takes.ts). A BullMQ release that keeps either elsewhere must be said once at start-up;
+ * jobs then run as BullMQ runs them.
  */
 import type { Worker } from 'bullmq';
 import { expect, it } from 'vitest';
@@ -66,5 +67,35 @@ describeWithRedis('a BullMQ whose lock manager keeps its runs elsewhere', () => 
     const { runtime, warnings } = runtimeOn(scope, 2);
     await runtime.worker?.started;
     expect(warnings).toEqual([]);
+  });
+});
+
+describeWithRedis('a BullMQ whose worker loop keeps its state elsewhere', () => {
+  const scope = useRedisScope();
+
+  it('is said once, and each shard then takes up to the whole concurrency, as before shard takes', async () => {
+    // BullMQ as it would be with `mainLoopQueue` kept elsewhere: the loop works, the field is not its own.
+    const prototype = bullmqLibrary().Worker.prototype as object;
+    const queues = new WeakMap<object, unknown>();
+    Object.defineProperty(prototype, 'mainLoopQueue', {
+      configurable: true,
+      get(this: object) {
+        return queues.get(this) ?? null;
+      },
+      set(this: object, queue: unknown) {
+        queues.set(this, queue);
+      },
+    });
+    scope.onClose(async () => {
+      Reflect.deleteProperty(prototype, 'mainLoopQueue');
+    });
+    const { runtime, warnings } = runtimeOn(scope, 3);
+    await runtime.worker?.started;
+    expect(warnings).toEqual([expect.stringMatching(/no mainLoopQueue, waiting or drained field/)]);
+    const tasks = await Promise.all(Array.from({ length: 6 }, () => runtime.create(newRecord({}))));
+    for (const { taskId } of tasks) {
+      expect((await waitForRecord(runtime, taskId, (record) => isTerminal(record.status))).status).toBe('completed');
+    }
+    expect(warnings).toHaveLength(1);
   });
 });

@@ -169,6 +169,19 @@ export class ShardTakes {
   }
 }
 
+/**
+ * Whether `worker` has the three private fields of BullMQ 6.7's main loop that `ShardTakes`
+ * reads (`mainLoopQueue`, `waiting`, `drained`; set in its constructor). Without them a lowered
+ * `concurrency` could never be woken back up and a shard could starve, so a worker built on a
+ * BullMQ that lacks them takes up to the whole `concurrency` on every shard instead.
+ */
+export function knowsLoopOf(worker: ShardWorker): boolean {
+  const fields = worker as unknown as Record<string, unknown>;
+  return (
+    Object.hasOwn(fields, 'mainLoopQueue') && Object.hasOwn(fields, 'waiting') && typeof fields.drained === 'boolean'
+  );
+}
+
 function keyOf(jobId: string | undefined, token: string | undefined): string | undefined {
   return jobId === undefined || token === undefined ? undefined : `${jobId} ${token}`;
 }

@@ -86,7 +86,7 @@ import { ProgressWriter } from './progress-writer.js';
 import { RecordFold } from './record-fold.js';
 import { RECORD_SCRIPTS, RedisTaskStore, type StoredRecord } from './record-store.js';
 import { ShardQueues } from './shard-queues.js';
-import { ShardTakes } from './shard-takes.js';
+import { knowsLoopOf, ShardTakes } from './shard-takes.js';
 import {
   finalFailureOutcome,
   isRuntimeNote,
@@ -367,7 +367,14 @@ export class TaskWorker {
       }
       return worker;
     });
-    this.takes = consumed.length > 1 ? new ShardTakes(concurrency, this.workers) : undefined;
+    const takesFit = this.workers.every(knowsLoopOf);
+    this.takes = consumed.length > 1 && takesFit ? new ShardTakes(concurrency, this.workers) : undefined;
+    if (consumed.length > 1 && !takesFit) {
+      this.logger.warn(
+        "BullMQ's worker has no mainLoopQueue, waiting or drained field (not the BullMQ release this package pins?): " +
+          "each shard's worker takes up to the whole concurrency, and jobs beyond it wait in the process",
+      );
+    }
     // Once for all shards: the workers are of one class, on one BullMQ.
     if (!this.workers.every(guardsOverlappingRuns)) {
       this.logger.warn(

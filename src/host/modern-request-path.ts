@@ -223,6 +223,9 @@ const REQUEST_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method',
 /** How many distinct `_meta` objects keep their verdict (a client sends the same one on every call). */
 const MAX_VERDICTS = 256;
 
+/** The longest `_meta` text whose verdict is kept (see `EnvelopeVerdicts`). */
+const MAX_VERDICT_KEY_CHARS = 2048;
+
 /**
  * The SDK classifier's verdict on a request, asked once per distinct `_meta`. The classifier
  * (`classifyInboundRequest`) checks the body against zod schemas and copies it as it goes: per
@@ -236,8 +239,14 @@ const MAX_VERDICTS = 256;
  * `jsonrpc` "2.0"; an integer or string `id`; a string `method`; object `params`, whose other
  * members that schema passes through unread), and through `params._meta`, which the envelope
  * validation and the request-meta schema read in full. So the verdict is kept per `_meta`, by
- * its JSON text (the body was parsed from JSON: equal text, equal value), and the classifier
- * judges every `_meta` it has not seen.
+ * its JSON text, and the classifier judges every `_meta` it has not seen. Two kinds of `_meta`
+ * are judged every time, never kept:
+ * - a text longer than `MAX_VERDICT_KEY_CHARS` (a real envelope is a few hundred characters):
+ *   kept, 256 bodies-sized keys would pin up to a GiB, and long strings of one length share a
+ *   hash bucket in V8, so every lookup would compare them all;
+ * - a text with `null` in it: `JSON.parse` reads `1e400` as `Infinity`, which the schemas
+ *   refuse and `JSON.stringify` writes as `null`, which they may accept, so two values share
+ *   that text (otherwise a value parsed from JSON and its text go together).
  */
 class EnvelopeVerdicts {
   private readonly byMeta = new Map<string, boolean>();
@@ -260,6 +269,7 @@ class EnvelopeVerdicts {
     });
     const verdict =
       outcome.kind === 'modern' && outcome.messageKind === 'request' && outcome.classification.revision === REVISION;
+    if (key.length > MAX_VERDICT_KEY_CHARS || key.includes('null')) return verdict;
     if (this.byMeta.size >= MAX_VERDICTS) this.byMeta.clear();
     this.byMeta.set(key, verdict);
     return verdict;

@@ -200,6 +200,27 @@ describe('the kept 2026-07-28 path, two principals at once', () => {
     expect(a.error.message).toContain('clientInfo');
   });
 
+  it('judges a long _meta, or one with null in its text, every time: 1e400 (Infinity) is no null', async () => {
+    const params = { name: 'greet', arguments: { name: 'Ada' } };
+    const long = meta(`long-${'x'.repeat(3000)}`);
+    const before = built.classified;
+    for (let i = 0; i < 3; i++) expect((await post(running.url, params, long, 'alice')).status).toBe(200);
+    expect(built.classified - before).toBe(3);
+    // The same envelope text once the body is parsed and written again: `null` the SDK takes,
+    // then `1e400`, which it refuses, in the same place.
+    const withValue = (value: string) =>
+      JSON.stringify(meta('infinite')).replace(
+        'clientCapabilities":{"extensions":{',
+        `clientCapabilities":{"extensions":{"x.example/y":{"z":${value}},`,
+      );
+    expect(withValue('1')).not.toBe(JSON.stringify(meta('infinite')));
+    expect((await postRaw(running.url, params, withValue('null'), 'alice')).status).toBe(200);
+    const infinite = await postRaw(running.url, params, withValue('1e400'), 'alice');
+    const alone = await postRaw(running.url, params, withValue('1e400'), 'alice');
+    expect(alone.status).toBe(infinite.status);
+    expect(infinite.status).toBe(400);
+  });
+
   it('sends a body with a member beyond the JSON-RPC request to the SDK, even with an envelope it took', async () => {
     const params = { name: 'greet', arguments: { name: 'Ada' } };
     const unseen = await post(running.url, params, meta('extra-first'), 'alice', { extra: 1 });
@@ -222,6 +243,33 @@ function meta(client: string): Record<string, unknown> {
 }
 
 let nextPostId = 1;
+
+/** `post` with the `_meta` as its JSON text, written into the body as it is. */
+function postRaw(
+  url: string,
+  params: { name: string; arguments?: unknown },
+  metaText: string,
+  token: string,
+): Promise<Response> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: nextPostId++,
+    method: 'tools/call',
+    params: { ...params, _meta: 0 },
+  });
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': params.name,
+    },
+    body: body.replace('"_meta":0', `"_meta":${metaText}`),
+  });
+}
 
 /** A `tools/call` POSTed as it is: `params` with `_meta`, and `members` beside `jsonrpc`, `id`, `method`. */
 function post(

@@ -154,7 +154,7 @@ export function report(outcome: Outcome, options: Pick<DriveOptions, 'json' | 't
     const example = outcome.questions[0];
     if (example)
       lines.push(
-        `Answer with: mcp-task answer ${options.target} ${answerArguments(outcome.taskId ?? '<taskId>', `${example.key}='${exampleAnswer(example)}'`)}`,
+        `Answer with: mcp-task answer ${options.target} ${answerArguments(outcome.taskId ?? '<taskId>', `${example.key}=${exampleAnswer(example)}`)}`,
       );
     out.stdout(`${lines.join('\n')}\n`);
   }
@@ -163,10 +163,18 @@ export function report(outcome: Outcome, options: Pick<DriveOptions, 'json' | 't
 
 /**
  * `<taskId> --answer <answer>`, or `--answer <answer> -- <taskId>` for an id that starts with `-`
- * (a client may choose one): after `--` it cannot read as an option.
+ * (a client may choose one): after `--` it cannot read as an option. Both are shell-quoted: the
+ * server chose them, and the line is there to be pasted.
  */
 export function answerArguments(taskId: string, answer: string): string {
-  return taskId.startsWith('-') ? `--answer ${answer} -- ${taskId}` : `${taskId} --answer ${answer}`;
+  const id = shellWord(taskId);
+  const value = shellWord(answer);
+  return taskId.startsWith('-') ? `--answer ${value} -- ${id}` : `${id} --answer ${value}`;
+}
+
+/** `word` as one POSIX shell word: as it is when every character is safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 export function resultText(result: CallToolResult): string {

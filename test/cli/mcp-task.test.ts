@@ -3,6 +3,7 @@
  * asks) and with piped output (plain lines, `--json`, exit codes 0/1/2/3/130), against our
  * fixture server in both dialects, over stdio, and against a bare v1 SDK task server.
  */
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { answerArguments } from '../../cli/task/drive.js';
 import { runTaskCli } from '../../cli/task/program.js';
@@ -169,8 +170,17 @@ describe('a task id that starts with "-" (a client may choose one)', () => {
       status: 'failed',
       error: { message: expect.stringMatching(/not found/i) },
     });
-    expect(answerArguments('-Xy', "k='{}'")).toBe("--answer k='{}' -- -Xy");
-    expect(answerArguments('Xy', "k='{}'")).toBe("Xy --answer k='{}'");
+    expect(answerArguments('-Xy', 'k={}')).toBe("--answer 'k={}' -- -Xy");
+    expect(answerArguments('Xy', 'k=decline')).toBe('Xy --answer k=decline');
+  });
+
+  it('shell-quotes the answer command it prints: the server chose the id, the key and the sample', () => {
+    const taskId = 'x;$(touch /tmp/owned)`id`';
+    const answer = `k'ey={"a":"it's \\ $HOME"}`;
+    const line = answerArguments(taskId, answer);
+    // A POSIX shell reads the line back as exactly these words, running nothing.
+    const words = execFileSync('sh', ['-c', `printf '%s\\n' ${line}`], { encoding: 'utf8' });
+    expect(words).toBe(`${taskId}\n--answer\n${answer}\n`);
   });
 });
 

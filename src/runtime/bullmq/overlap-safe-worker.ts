@@ -40,13 +40,13 @@ export function guardsOverlappingRuns(worker: Worker): boolean {
 }
 
 /** Called when a run of a job the worker took settles, whatever its end (`onRunSettled`). */
-const runSettledListeners = new WeakMap<object, (jobId: string | undefined, token: string) => void>();
+const runSettledListeners = new WeakMap<object, (job: Job) => void>();
 
 /**
  * Calls `listener` each time a job `worker` took (BullMQ's `active` event) is done with: its run
  * and the completion or failure that follows it settled, or it failed without running.
  */
-export function onRunSettled(worker: Worker, listener: (jobId: string | undefined, token: string) => void): void {
+export function onRunSettled(worker: Worker, listener: (job: Job) => void): void {
   runSettledListeners.set(worker, listener);
 }
 
@@ -69,7 +69,7 @@ export function overlapSafeWorker(): typeof Worker {
       try {
         return await this.processJobOnce(job, token, fetchNextCallback);
       } finally {
-        runSettledListeners.get(this)?.(job.id, token);
+        runSettledListeners.get(this)?.(job as Job);
       }
     }
 

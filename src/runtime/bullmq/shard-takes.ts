@@ -30,8 +30,10 @@
  * - turns: the shards that refill their own slots could keep a shard whose runs last (one
  *   principal's share of long runs, say) from ever taking its other jobs (the 3-shard
  *   contract's flood case hung so). So when a run ends, a shard whose loop waits on its runs
- *   and that has not taken a job in the last `shards` takes gets the slot: the ending shard's
- *   completion does not fetch, and that shard's loop is woken.
+ *   and that has not taken a job in the last `shards` takes is woken to take one too. The
+ *   ending shard's completion may still refill its own slot, one job over the cap until the
+ *   next run ends; holding that completion back instead lost the slot whenever the woken
+ *   shard's fetch found nothing.
  */
 import type { Worker } from 'bullmq';
 
@@ -48,10 +50,12 @@ export class ShardTakes {
   /** The jobs each shard's worker holds: taken, or running. */
   private readonly held: number[];
   /**
-   * The jobs counted, by job id and the token of the fetch that took them (a completion's fetch
-   * of the next job reuses its token): their shard.
+   * The jobs counted, by the job object BullMQ made when it took them (its `active` event, then
+   * the processor and `processJob` get the same object): their shard. Neither the job id nor the
+   * fetch's token tells two takes apart: a completion's fetch reuses its token, and a parked job
+   * promoted meanwhile is taken again under the same id and token before the old run is done.
    */
-  private readonly counted = new Map<string, number>();
+  private readonly counted = new WeakMap<object, number>();
   private total = 0;
   /** Jobs taken by the process so far, and the count at each shard's last take. */
   private takes = 0;
@@ -71,33 +75,32 @@ export class ShardTakes {
     return this.concurrency - this.total;
   }
 
-  /** Shard `index`'s worker took job `jobId` with fetch `token` (BullMQ's `active`). */
-  taken(index: number, jobId: string | undefined, token: string | undefined): void {
-    const key = keyOf(jobId, token);
-    if (key === undefined || this.counted.has(key)) return;
-    this.counted.set(key, index);
+  /** Shard `index`'s worker took `job` (BullMQ's `active`). */
+  taken(index: number, job: object): void {
+    if (this.counted.has(job)) return;
+    this.counted.set(job, index);
     this.held[index] = (this.held[index] ?? 0) + 1;
     this.total++;
     this.lastTake[index] = ++this.takes;
     this.update();
   }
 
-  /** The run of job `jobId` with fetch `token` ended; its completion comes next. */
-  runEnded(jobId: string | undefined, token: string | undefined): void {
-    const index = this.uncount(keyOf(jobId, token));
+  /** The run of `job` ended; its completion comes next. */
+  runEnded(job: object): void {
+    const index = this.uncount(job);
     if (index === undefined) return;
     const turn = this.nextTurn(index);
     this.update();
-    if (turn === undefined) return;
-    // The slot this run frees goes to `turn`: this shard's completion does not fetch.
-    const worker = this.workers[index];
-    if (worker) worker.concurrency = Math.max(1, (this.held[index] ?? 0) + this.free - 1);
-    wake(this.workers[turn]);
+    // The slot this run frees goes to `turn` too. The ending shard's completion may refill its
+    // own as well, one over the cap for a moment: then no shard takes until a run ends. Keeping
+    // that completion from fetching instead lost the slot whenever the turn's fetch found
+    // nothing (no run's end gave it back).
+    if (turn !== undefined) wake(this.workers[turn]);
   }
 
-  /** BullMQ is done with job `jobId` of fetch `token` (`onRunSettled`), its run or not. */
-  settled(index: number, jobId: string | undefined, token: string): void {
-    if (this.uncount(keyOf(jobId, token)) !== undefined) this.update();
+  /** BullMQ is done with `job` (`onRunSettled`), its run or not. */
+  settled(index: number, job: object): void {
+    if (this.uncount(job) !== undefined) this.update();
     // A drained shard's completion fetched nothing in the slot it frees: another shard may.
     if (isDrained(this.workers[index])) this.wakeAnother(index);
   }
@@ -107,10 +110,10 @@ export class ShardTakes {
     this.wakeAnother(index);
   }
 
-  private uncount(key: string | undefined): number | undefined {
-    const index = key === undefined ? undefined : this.counted.get(key);
-    if (key === undefined || index === undefined) return undefined;
-    this.counted.delete(key);
+  private uncount(job: object): number | undefined {
+    const index = this.counted.get(job);
+    if (index === undefined) return undefined;
+    this.counted.delete(job);
     this.held[index] = (this.held[index] ?? 1) - 1;
     this.total--;
     return index;
@@ -180,10 +183,6 @@ export function knowsLoopOf(worker: ShardWorker): boolean {
   return (
     Object.hasOwn(fields, 'mainLoopQueue') && Object.hasOwn(fields, 'waiting') && typeof fields.drained === 'boolean'
   );
-}
-
-function keyOf(jobId: string | undefined, token: string | undefined): string | undefined {
-  return jobId === undefined || token === undefined ? undefined : `${jobId} ${token}`;
 }
 
 /** The loop reads a resolved entry as "a job ended", and fetches again if it has room. */

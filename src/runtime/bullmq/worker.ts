@@ -338,7 +338,7 @@ export class TaskWorker {
     // BullMQ creates the job's AbortSignal only for a processor declaring three parameters.
     const processor = (job: Job<TaskJobData, void>, token: string | undefined, signal: AbortSignal | undefined) => {
       const run = this.process(job, token, signal);
-      return this.takes ? run.finally(() => this.takes?.runEnded(job.id, token)) : run;
+      return this.takes ? run.finally(() => this.takes?.runEnded(job)) : run;
     };
     const lockDuration = options.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
     const concurrency = options.concurrency ?? 8;
@@ -361,9 +361,9 @@ export class TaskWorker {
       );
       this.listenTo(worker, shard);
       if (consumed.length > 1) {
-        worker.on('active', (job) => this.takes?.taken(index, job.id, job.token));
+        worker.on('active', (job) => this.takes?.taken(index, job));
         worker.on('drained', () => this.takes?.drained(index));
-        onRunSettled(worker, (jobId, token) => this.takes?.settled(index, jobId, token));
+        onRunSettled(worker, (job) => this.takes?.settled(index, job));
       }
       return worker;
     });

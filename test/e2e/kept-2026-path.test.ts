@@ -257,18 +257,7 @@ function postRaw(
     method: 'tools/call',
     params: { ...params, _meta: 0 },
   });
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': params.name,
-    },
-    body: body.replace('"_meta":0', `"_meta":${metaText}`),
-  });
+  return postText(url, params.name, token, body.replace('"_meta":0', `"_meta":${metaText}`));
 }
 
 /** A `tools/call` POSTed as it is: `params` with `_meta`, and `members` beside `jsonrpc`, `id`, `method`. */
@@ -279,6 +268,12 @@ function post(
   token: string,
   members: Record<string, unknown> = {},
 ): Promise<Response> {
+  const body = { jsonrpc: '2.0', id: nextPostId++, method: 'tools/call', params: { ...params, _meta }, ...members };
+  return postText(url, params.name, token, JSON.stringify(body));
+}
+
+/** A 2026-07-28 `tools/call` of tool `name` with `body` as its text, and the headers that go with it. */
+function postText(url: string, name: string, token: string, body: string): Promise<Response> {
   return fetch(url, {
     method: 'POST',
     headers: {
@@ -287,14 +282,8 @@ function post(
       authorization: `Bearer ${token}`,
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': 'tools/call',
-      'mcp-name': params.name,
+      'mcp-name': name,
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextPostId++,
-      method: 'tools/call',
-      params: { ...params, _meta },
-      ...members,
-    }),
+    body,
   });
 }

@@ -19,6 +19,7 @@ import {
   median,
   now,
   percentile,
+  postJsonRpc,
   type Row,
   report,
   runMain,
@@ -45,7 +46,7 @@ interface Urls {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 let nextId = 1;
 
-function rpc(url: string, method: string, params: Record<string, unknown>, name: string): Promise<unknown> {
+async function rpc(url: string, method: string, params: Record<string, unknown>, name: string): Promise<unknown> {
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: nextId++,
@@ -59,46 +60,16 @@ function rpc(url: string, method: string, params: Record<string, unknown>, name:
       },
     },
   });
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(body),
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': method,
-          'mcp-name': name,
-        },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (response.statusCode !== 200) return reject(new Error(`HTTP ${response.statusCode}: ${text}`));
-          const message = (
-            response.headers['content-type']?.includes('text/event-stream')
-              ? JSON.parse(
-                  text
-                    .split('\n')
-                    .find((line) => line.startsWith('data:'))
-                    ?.slice(5) ?? 'null',
-                )
-              : JSON.parse(text)
-          ) as { result?: unknown; error?: { message: string } };
-          if (message.error) return reject(new Error(message.error.message));
-          resolve(message.result);
-        });
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
+  const answer = await postJsonRpc(
+    url,
+    body,
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': name },
+    agent,
+  );
+  if (answer.status !== 200) throw new Error(`HTTP ${answer.status}: ${JSON.stringify(answer.message)}`);
+  if (!answer.message) throw new Error('an empty answer');
+  if (answer.message.error) throw new Error(answer.message.error.message);
+  return answer.message.result;
 }
 
 // ---------------------------------------------------------------------------------------------

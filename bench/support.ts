@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { TaskExecutor } from '../src/engine/runtime.js';
@@ -244,4 +245,59 @@ export function runMain(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/** One JSON-RPC POST's answer: HTTP status and headers, and the message (JSON, or an event stream's first `data:`). */
+export interface JsonRpcPost {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly message: { result?: unknown; error?: { message: string } } | undefined;
+}
+
+/** POSTs `body` (a JSON-RPC message, or its text) to `url` on node:http through `agent`. */
+export function postJsonRpc(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  agent: http.Agent,
+): Promise<JsonRpcPost> {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(text),
+          ...headers,
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          const json = response.headers['content-type']?.includes('text/event-stream')
+            ? raw
+                .split('\n')
+                .find((line) => line.startsWith('data:'))
+                ?.slice(5)
+            : raw;
+          let message: JsonRpcPost['message'];
+          try {
+            message = json ? JSON.parse(json) : undefined;
+          } catch {
+            return reject(new Error(`HTTP ${response.statusCode}: not JSON: ${raw.slice(0, 200)}`));
+          }
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, message });
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(text);
+  });
 }

@@ -19,7 +19,7 @@ import http from 'node:http';
 import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { fmt, percentile, printTable } from './support.js';
+import { fmt, percentile, postJsonRpc, printTable } from './support.js';
 
 const kind = (process.argv[2] ?? 'framework') as 'framework' | 'bare' | 'floor';
 const revision = (process.argv[3] ?? '2026-07-28') as '2026-07-28' | '2025-11-25';
@@ -76,29 +76,7 @@ const ask = <T>(type: string) =>
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 let nextId = 1;
 function post(body: unknown, headers: Record<string, string>): Promise<{ headers: http.IncomingHttpHeaders }> {
-  const text = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(text),
-          ...headers,
-        },
-      },
-      (response) => {
-        response.on('data', () => {});
-        response.on('end', () => resolve({ headers: response.headers }));
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(text);
-  });
+  return postJsonRpc(url, body, headers, agent);
 }
 
 let call: () => Promise<unknown>;

@@ -23,7 +23,19 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { ARGS, fmt, now, percentile, printTable, type Row, report, runMain, TOOL } from './support.js';
+import {
+  ARGS,
+  fmt,
+  type JsonRpcPost,
+  now,
+  percentile,
+  postJsonRpc,
+  printTable,
+  type Row,
+  report,
+  runMain,
+  TOOL,
+} from './support.js';
 
 const ROUNDS = 4;
 const CALLS_PER_ROUND = 1000;
@@ -134,50 +146,10 @@ let nextRequestId = 1;
 
 type Revision = '2026-07-28' | '2025-11-25';
 
-interface Post {
-  readonly status: number;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly message: { result?: unknown; error?: { message: string } } | undefined;
-}
+type Post = JsonRpcPost;
 
 function post(url: string, body: unknown, headers: Record<string, string>): Promise<Post> {
-  const text = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(text),
-          ...headers,
-        },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const raw = Buffer.concat(chunks).toString('utf8');
-          const json = response.headers['content-type']?.includes('text/event-stream')
-            ? raw
-                .split('\n')
-                .find((line) => line.startsWith('data:'))
-                ?.slice(5)
-            : raw;
-          resolve({
-            status: response.statusCode ?? 0,
-            headers: response.headers,
-            message: json ? JSON.parse(json) : undefined,
-          });
-        });
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(text);
-  });
+  return postJsonRpc(url, body, headers, agent);
 }
 
 /** Calls one method; throws on an HTTP or JSON-RPC error. */

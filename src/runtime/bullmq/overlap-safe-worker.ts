@@ -61,16 +61,15 @@ export function overlapSafeWorker(): typeof Worker {
     /** The lock entries of the runs under way, by job id, oldest first. */
     private readonly runs = new Map<string, TrackedRun[]>();
 
-    override async processJob(
+    override processJob(
       job: Job<DataType, ResultType, NameType>,
       token: string,
       fetchNextCallback?: () => boolean,
     ): ReturnType<Worker<DataType, ResultType, NameType>['processJob']> {
-      try {
-        return await this.processJobOnce(job, token, fetchNextCallback);
-      } finally {
-        runSettledListeners.get(this)?.(job as Job);
-      }
+      const run = this.processJobOnce(job, token, fetchNextCallback);
+      // Only a worker on several shards listens (shard-takes.ts): one shard adds no promise a job.
+      const listener = runSettledListeners.get(this);
+      return listener ? run.finally(() => listener(job as Job)) : run;
     }
 
     private async processJobOnce(

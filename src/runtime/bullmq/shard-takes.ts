@@ -43,7 +43,7 @@ interface MainLoopQueue {
   numTotal(): number;
 }
 
-/** What is read of a shard's worker: BullMQ's `concurrency`, and two private fields. */
+/** What is read of a shard's worker: BullMQ's `concurrency`, and three private fields (`knowsLoopOf`). */
 type ShardWorker = Pick<Worker, 'concurrency'>;
 
 export class ShardTakes {
